@@ -1,0 +1,35 @@
+# GPU Fleet: `make demo` to try it, `make test` to check it. Both install what is missing.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.installed
+
+.PHONY: install demo test lint format chromium clean
+
+$(INSTALLED): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# The CPU build of torch first: a bare torch requirement would pull several GB of CUDA packages.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(INSTALLED)
+
+install: $(INSTALLED)
+
+demo: install
+	$(PY) -m fleet.demo
+
+chromium:
+	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium)
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+format: install
+	$(VENV)/bin/ruff format .
+
+test: install chromium lint
+	$(PY) -m fleet.embedded -- $(VENV)/bin/pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf var/ .pytest_cache .ruff_cache

@@ -1,0 +1,14 @@
+from django.urls import path
+
+from fleet import views
+
+app_name = "fleet"
+
+urlpatterns = [
+    path("fleet/", views.fleet, name="fleet"),
+    path(
+        "reservations/",
+        views.placeholder("Reservations", "Book GPUs ahead of your deadlines."),
+        name="reservations",
+    ),
+]

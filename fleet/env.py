@@ -1,0 +1,114 @@
+"""Read settings from the environment, failing loudly on values we don't understand."""
+
+import os
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+TRUE_WORDS = {"1", "true", "yes", "on"}
+FALSE_WORDS = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str | None = None) -> str:
+    value = os.environ.get(name)
+    if value is None:
+        if default is None:
+            raise ImproperlyConfigured(f"{name} is not set")
+        return default
+    return value
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    word = value.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise ImproperlyConfigured(f"{name}={value!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
+
+
+def env_int(name: str, default: int, minimum: int | None = None) -> int:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a whole number") from None
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name}={value!r} must be at least {minimum}")
+    return number
+
+
+def env_float(name: str, default: float, minimum: float | None = None) -> float:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a number") from None
+    if number != number or (minimum is not None and number < minimum):
+        raise ImproperlyConfigured(f"{name}={value!r} must be a number of at least {minimum}")
+    return number
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def database_from_url(name: str) -> dict:
+    """A Django DATABASES entry from a postgresql:// URL (host may be a socket dir in ?host=)."""
+    url = os.environ.get(name)
+    if not url:
+        raise ImproperlyConfigured(
+            f"{name} is not set: export it (postgresql://user@host:5432/db) "
+            "or start through `make demo` / `make test`, which start an embedded PostgreSQL"
+        )
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgres", "postgresql"):
+        raise ImproperlyConfigured(f"{name} must be a postgresql:// URL, not {parts.scheme or 'empty'}://")
+    query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+    dbname = unquote(parts.path.lstrip("/"))
+    if not dbname:
+        raise ImproperlyConfigured(f"{name} names no database (postgresql://host/DBNAME)")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} has a port that is not a number") from None
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": dbname,
+        "USER": unquote(parts.username or "") or query.pop("user", "postgres"),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": parts.hostname or query.pop("host", ""),
+        "PORT": str(port or query.pop("port", "")),
+        "OPTIONS": {key: value for key, value in query.items() if key not in ("host", "port", "user")},
+    }
+
+
+def redis_url(name: str) -> str:
+    url = os.environ.get(name)
+    if not url:
+        raise ImproperlyConfigured(
+            f"{name} is not set: export it (redis://127.0.0.1:6379/0) "
+            "or start through `make demo` / `make test`, which start an embedded Redis"
+        )
+    scheme = urlsplit(url).scheme
+    if scheme not in ("redis", "rediss", "unix"):
+        raise ImproperlyConfigured(f"{name} must be a redis:// URL, not {scheme or 'empty'}://")
+    return url
+
+
+def broker_url(name: str, fallback: str) -> str:
+    url = os.environ.get(name) or fallback
+    scheme = urlsplit(url).scheme
+    if scheme not in ("redis", "rediss", "amqp", "amqps", "pyamqp"):
+        raise ImproperlyConfigured(f"{name} must be a redis:// or amqp:// URL, not {scheme or 'empty'}://")
+    return url

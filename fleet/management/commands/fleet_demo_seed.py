@@ -1,0 +1,19 @@
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from fleet.demo_data import seed_nodes, seed_users
+
+
+class Command(BaseCommand):
+    help = "Create the demo users, projects, nodes and GPUs; write logins and agent tokens under var/demo/."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dir", default=str(settings.BASE_DIR / "var" / "demo"))
+
+    def handle(self, dir, **options):
+        folder = Path(dir)
+        logins = seed_users(folder / "logins.json")
+        tokens = seed_nodes(folder / "agent-tokens.json")
+        self.stdout.write(f"Demo: {len(logins)} users, {len(tokens)} nodes; logins in {folder / 'logins.json'}")

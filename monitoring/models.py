@@ -1,0 +1,1 @@
+"""Monitoring models: telemetry samples, rollups and alerts."""

@@ -1,0 +1,10 @@
+from django.urls import path
+
+from fleet.views import placeholder
+
+app_name = "monitoring"
+
+urlpatterns = [
+    path("alerts/", placeholder("Alerts", "Idle processes, squatters, health and budget alerts."), name="alerts"),
+    path("costs/", placeholder("Costs", "Spending by user, project, GPU model and month."), name="costs"),
+]

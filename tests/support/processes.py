@@ -1,0 +1,105 @@
+"""Start real processes for tests (the ASGI server, workers, agents) against the test database."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+
+BASE_DIR = Path(settings.BASE_DIR)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def database_url_for_processes() -> str:
+    """The URL of the database the tests are using right now (pytest-django's test_… copy)."""
+    db = connection.settings_dict
+    user = db["USER"] or "postgres"
+    auth = f"{user}:{db['PASSWORD']}@" if db["PASSWORD"] else f"{user}@"
+    host = db["HOST"] or ""
+    if host.startswith("/"):
+        return f"postgresql://{auth}/{db['NAME']}?host={host}"
+    return f"postgresql://{auth}{host}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def process_environment(**extra: str) -> dict:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=database_url_for_processes(),
+        REDIS_URL=settings.REDIS_URL,
+        CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
+        SECRET_KEY=settings.SECRET_KEY,
+        DEBUG="0",
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+def wait_for_http(url: str, timeout_s: float = 30.0, process: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"process exited with {process.returncode} before {url} answered")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer within {timeout_s} s")
+
+
+class ServerProcess:
+    """uvicorn serving fleet.asgi on a free loopback port."""
+
+    def __init__(self, env: dict, log_path: Path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = open(log_path, "wb")
+        argv = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "fleet.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--no-access-log",
+        ]
+        self.process = subprocess.Popen(argv, env=env, cwd=BASE_DIR, stdout=self.log, stderr=subprocess.STDOUT)
+        wait_for_http(self.url + "/healthz", process=self.process)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+
+def wait_for_other_sessions_to_end(timeout_s: float = 10.0) -> None:
+    """A stopped process's database session ends a moment later; the test database can only be dropped then."""
+    deadline = time.monotonic() + timeout_s
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+            time.sleep(0.1)

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TrainingConfig(AppConfig):
+    name = "training"
+    verbose_name = "Training runs"

@@ -1,0 +1,1 @@
+"""Training models: runs and sweeps."""

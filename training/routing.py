@@ -1,0 +1,3 @@
+"""Websocket routes of the training app."""
+
+browser_urlpatterns: list = []
