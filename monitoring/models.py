@@ -1,1 +1,130 @@
-"""Monitoring models: telemetry samples, rollups and alerts."""
+"""Monitoring models: raw telemetry samples, per-process samples and their rollups.
+
+Columns follow the agent's declared metric keys (monitoring/agent/metrics.py), units in the names.
+NULL means the GPU could not report the value (N/A), never zero.
+"""
+
+from django.db import models
+
+from fleet.models import GPU
+
+
+class MetricColumns(models.Model):
+    """One nullable column per metric key of the agent protocol."""
+
+    util_gpu = models.FloatField(null=True)
+    util_mem = models.FloatField(null=True)
+    mem_used_mib = models.FloatField(null=True)
+    temp_c = models.FloatField(null=True)
+    power_w = models.FloatField(null=True)
+    sm_clock_mhz = models.FloatField(null=True)
+    mem_clock_mhz = models.FloatField(null=True)
+    fan_pct = models.FloatField(null=True)
+    pcie_tx_kib_s = models.FloatField(null=True)
+    pcie_rx_kib_s = models.FloatField(null=True)
+    ecc_volatile = models.BigIntegerField(null=True)
+    clocks_event_reasons = models.BigIntegerField(null=True)
+
+    class Meta:
+        abstract = True
+
+
+class GPUSample(MetricColumns):
+    """One raw sample of one GPU (kept a short time, then rolled up)."""
+
+    gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="samples")
+    ts = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["gpu", "ts"], name="gpusample_one_per_gpu_and_ts")]
+
+    def __str__(self) -> str:
+        return f"{self.gpu_id}@{self.ts.isoformat()}"
+
+
+class ProcessSample(models.Model):
+    """One process seen on one GPU in one sample."""
+
+    gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="process_samples")
+    ts = models.DateTimeField()
+    pid = models.PositiveIntegerField()
+    os_user = models.CharField(max_length=64, blank=True)
+    name = models.CharField(max_length=255, blank=True)
+    cmdline = models.TextField(blank=True)
+    mem_used_mib = models.FloatField(null=True)
+    sm_util = models.FloatField(null=True)
+    started_at = models.DateTimeField(null=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["gpu", "ts", "pid"], name="processsample_one_per_gpu_ts_pid")]
+        indexes = [models.Index(fields=["os_user", "ts"], name="processsample_user_ts")]
+
+    def __str__(self) -> str:
+        return f"pid {self.pid} ({self.os_user}) on {self.gpu_id}@{self.ts.isoformat()}"
+
+
+class RollupColumns(models.Model):
+    """min / avg / max of each metric over a bucket, and how many samples it holds."""
+
+    samples = models.PositiveIntegerField()
+    util_gpu_min = models.FloatField(null=True)
+    util_gpu_avg = models.FloatField(null=True)
+    util_gpu_max = models.FloatField(null=True)
+    util_mem_min = models.FloatField(null=True)
+    util_mem_avg = models.FloatField(null=True)
+    util_mem_max = models.FloatField(null=True)
+    mem_used_mib_min = models.FloatField(null=True)
+    mem_used_mib_avg = models.FloatField(null=True)
+    mem_used_mib_max = models.FloatField(null=True)
+    temp_c_min = models.FloatField(null=True)
+    temp_c_avg = models.FloatField(null=True)
+    temp_c_max = models.FloatField(null=True)
+    power_w_min = models.FloatField(null=True)
+    power_w_avg = models.FloatField(null=True)
+    power_w_max = models.FloatField(null=True)
+    sm_clock_mhz_min = models.FloatField(null=True)
+    sm_clock_mhz_avg = models.FloatField(null=True)
+    sm_clock_mhz_max = models.FloatField(null=True)
+    mem_clock_mhz_min = models.FloatField(null=True)
+    mem_clock_mhz_avg = models.FloatField(null=True)
+    mem_clock_mhz_max = models.FloatField(null=True)
+    fan_pct_min = models.FloatField(null=True)
+    fan_pct_avg = models.FloatField(null=True)
+    fan_pct_max = models.FloatField(null=True)
+    pcie_tx_kib_s_min = models.FloatField(null=True)
+    pcie_tx_kib_s_avg = models.FloatField(null=True)
+    pcie_tx_kib_s_max = models.FloatField(null=True)
+    pcie_rx_kib_s_min = models.FloatField(null=True)
+    pcie_rx_kib_s_avg = models.FloatField(null=True)
+    pcie_rx_kib_s_max = models.FloatField(null=True)
+    ecc_volatile_max = models.BigIntegerField(null=True)
+    clocks_event_reasons_any = models.BigIntegerField(null=True, help_text="Bitwise OR over the bucket.")
+
+    class Meta:
+        abstract = True
+
+
+class GPUMinute(RollupColumns):
+    """One-minute rollup of a GPU's samples (kept 90 days by default)."""
+
+    gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="minutes")
+    bucket = models.DateTimeField(help_text="Start of the minute, UTC.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["gpu", "bucket"], name="gpuminute_one_per_gpu_and_bucket")]
+
+    def __str__(self) -> str:
+        return f"{self.gpu_id}@{self.bucket.isoformat()}"
+
+
+class GPUHour(RollupColumns):
+    """One-hour rollup of a GPU's samples (kept forever by default)."""
+
+    gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="hours")
+    bucket = models.DateTimeField(help_text="Start of the hour, UTC.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["gpu", "bucket"], name="gpuhour_one_per_gpu_and_bucket")]
+
+    def __str__(self) -> str:
+        return f"{self.gpu_id}@{self.bucket.isoformat()}"
