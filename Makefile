@@ -29,7 +29,7 @@ format: install
 	$(VENV)/bin/ruff format .
 
 test: install chromium lint
-	$(PY) -m fleet.embedded -- $(VENV)/bin/pytest $(PYTEST_ARGS)
+	SECRET_KEY=$${SECRET_KEY:-test-only-secret-key} $(PY) -m fleet.embedded -- $(VENV)/bin/pytest $(PYTEST_ARGS)
 
 clean:
 	rm -rf var/ .pytest_cache .ruff_cache
