@@ -81,9 +81,9 @@ class Supervisor:
                 child.wait()
 
 
-def wait_for_login_page(url: str, timeout_s: float = 60.0) -> bool:
+def wait_for_login_page(url: str, stopping: list, timeout_s: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not stopping:
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
@@ -117,7 +117,9 @@ def main() -> int:
     services = Services()
     supervisor = None
     stopping = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+    # Set explicitly: a shell that starts us in the background would otherwise leave SIGINT ignored.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stopping.append(True))
     try:
         env = demo_environment(services.fill_environment(os.environ))
         manage(env, "migrate", "--noinput", "-v", "0")
@@ -139,7 +141,9 @@ def main() -> int:
             ],
         )
         url = f"http://127.0.0.1:{port}/"
-        if not wait_for_login_page(url + "login/"):
+        if not wait_for_login_page(url + "login/", stopping):
+            if stopping:
+                return 0
             print(f"The web server did not answer within 60 s; see {LOG_DIR / 'web.log'}", file=sys.stderr)
             return 1
         for name, argv in background_processes(port, tokens):
@@ -152,8 +156,6 @@ def main() -> int:
                     reported.add(name)
                     print(f"{name} exited with code {code}; see {LOG_DIR / (name + '.log')}", file=sys.stderr)
             time.sleep(0.5)
-        return 0
-    except KeyboardInterrupt:
         return 0
     finally:
         print("Stopping GPU Fleet demo…", flush=True)

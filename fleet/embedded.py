@@ -4,6 +4,7 @@
 runs the command with them, and stops what it started when the command ends.
 """
 
+import json
 import os
 import signal
 import socket
@@ -80,6 +81,19 @@ class EmbeddedRedis:
                 self.process.wait()
 
 
+def prune_dead_handles(pgdata: Path) -> None:
+    """pgserver stops the server when its last handle closes; a killed run leaves its pid behind for ever."""
+    import psutil
+
+    handles = pgdata / ".handle_pids.json"
+    if handles.exists():
+        try:
+            pids = json.loads(handles.read_text())
+        except ValueError:
+            pids = []
+        handles.write_text(json.dumps([pid for pid in pids if psutil.pid_exists(pid)]))
+
+
 class EmbeddedPostgres:
     """A PostgreSQL server from the pgserver package, listening on a socket in its data folder."""
 
@@ -89,6 +103,7 @@ class EmbeddedPostgres:
 
     def start(self) -> str:
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        prune_dead_handles(self.data_dir)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # platformdirs complains about XDG_RUNTIME_DIR on servers
             import pgserver
@@ -101,6 +116,7 @@ class EmbeddedPostgres:
 
     def stop(self) -> None:
         if self.server is not None:
+            prune_dead_handles(self.data_dir)
             self.server.cleanup()
             self.server = None
 

@@ -42,6 +42,19 @@ def test_it_starts_embedded_services_when_the_urls_are_unset(tmp_path):
     assert str(tmp_path / "var" / "pg") in result.stdout
 
 
+def test_it_stops_the_embedded_postgres_when_the_command_ends(tmp_path):
+    assert run_embedded(tmp_path).returncode == 0
+    assert not (tmp_path / "var" / "pg" / "postmaster.pid").exists()
+
+
+def test_a_run_that_was_killed_earlier_does_not_keep_postgres_running(tmp_path):
+    assert run_embedded(tmp_path).returncode == 0
+    dead_pid = 2**22 + 12345  # above the kernel's pid_max: never a live process
+    (tmp_path / "var" / "pg" / ".handle_pids.json").write_text(f"[{dead_pid}]")
+    assert run_embedded(tmp_path).returncode == 0
+    assert not (tmp_path / "var" / "pg" / "postmaster.pid").exists()
+
+
 def test_it_stops_the_embedded_redis_when_the_command_ends(tmp_path):
     result = run_embedded(tmp_path)
     redis_url = result.stdout.split("urls ")[1].split()[1]
