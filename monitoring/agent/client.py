@@ -80,6 +80,7 @@ class Agent:
         self._welcomed = False
         self._stop = asyncio.Event()
         self._new_frame = asyncio.Event()
+        self._interval_changed = asyncio.Event()
 
     def stop(self) -> None:
         """Ask run() to close the connection (code 1000) and return."""
@@ -95,15 +96,20 @@ class Agent:
 
     async def _sample_forever(self) -> None:
         loop = asyncio.get_running_loop()
-        next_at = loop.time()
+        due = loop.time()
         while True:
+            taken = due
             try:
                 await self._take_frame()
             except Exception:
                 log.exception("taking a sample failed; trying again next interval")
-            # A slow sample must not cause a burst of catch-up frames.
-            next_at = max(next_at + self.interval, loop.time())
-            await asyncio.sleep(next_at - loop.time())
+            self._interval_changed.clear()
+            # Recomputed when the welcome changes the interval mid-wait; a slow
+            # sample must not cause a burst of catch-up frames.
+            due = max(taken + self.interval, loop.time())
+            while await _wait(self._interval_changed, due - loop.time()):
+                self._interval_changed.clear()
+                due = max(taken + self.interval, loop.time())
 
     async def _take_frame(self) -> None:
         seq = self.seq + 1
@@ -130,7 +136,7 @@ class Agent:
                     self.hostname,
                     delay,
                 )
-                await self._sleep(delay)
+                await _wait(self._stop, delay)
                 continue
             except Exception as exc:
                 log.warning("%s", self._describe(exc))
@@ -141,13 +147,7 @@ class Agent:
             delay = random.uniform(0, min(self.backoff_cap, self.backoff_base * 2**attempt))
             attempt += 1
             log.info("reconnecting in %.1f s (%d unacked frames buffered)", delay, len(self.buffer))
-            await self._sleep(delay)
-
-    async def _sleep(self, seconds: float) -> None:
-        try:
-            await asyncio.wait_for(self._stop.wait(), seconds)
-        except TimeoutError:
-            pass
+            await _wait(self._stop, delay)
 
     def _describe(self, exc: Exception) -> str:
         if isinstance(exc, ConnectionClosed):
@@ -247,6 +247,7 @@ class Agent:
             if interval != self.interval:
                 log.info("server set the sampling interval to %s s", interval)
                 self.interval = float(interval)
+                self._interval_changed.set()
         else:
             log.warning("ignoring welcome interval_s %r: not a number of seconds", interval)
 
@@ -312,6 +313,15 @@ class Agent:
             log.warning("server refused frame %d (%s: %s); dropped, not replayed", seq, code, detail)
         else:
             log.warning("server reported an error (%s): %s", code, detail)
+
+
+async def _wait(event: asyncio.Event, seconds: float) -> bool:
+    """Whether event was set within seconds."""
+    try:
+        await asyncio.wait_for(event.wait(), max(seconds, 0))
+    except TimeoutError:
+        return False
+    return True
 
 
 def _is_seq(value: object) -> bool:
