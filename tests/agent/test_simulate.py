@@ -106,6 +106,15 @@ def test_processes_have_owners_and_plausible_command_lines():
     assert all(p["started_at"] < START for p in processes)
 
 
+def test_a_host_name_that_mentions_a_model_gets_that_model_unless_one_is_named():
+    assert Simulator(1, "gpu-h100-01").model.name == "NVIDIA H100 80GB HBM3"
+    assert Simulator(1, "gpu-l40s-01").model.name == "NVIDIA L40S"
+    named = Simulator(1, "gpu-a100-02", model="NVIDIA A100-SXM4-40GB")
+    assert named.gpus()[0]["memory_total_mib"] == 40960
+    with pytest.raises(ValueError, match="unknown GPU model"):
+        Simulator(1, "gpu-01", model="NVIDIA Imaginary 1TB")
+
+
 def test_an_unknown_scenario_is_refused():
     with pytest.raises(ValueError, match="unknown scenario"):
         Simulator(2, "gpu-09", scenario="chaos")
