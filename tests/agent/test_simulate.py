@@ -3,7 +3,7 @@ import itertools
 import pytest
 
 from monitoring.agent.metrics import METRIC_KEYS, THERMAL_REASONS_MASK, in_bounds
-from monitoring.agent.simulate import MODELS, Simulator, gpu_uuid
+from monitoring.agent.simulate import MODEL_NAMES, Simulator, gpu_uuid
 
 START = 1_795_000_000.0
 HOURS = 3600
@@ -84,16 +84,18 @@ def test_the_same_seed_tells_the_same_story_and_uuids_survive_a_restart():
     assert not {g["uuid"] for g in first.gpus()} & {g["uuid"] for g in other_node.gpus()}
 
 
-def test_simulated_gpus_are_real_models_and_readings_stay_plausible():
-    sim = Simulator(8, "gpu-07", started_at=START)
+@pytest.mark.parametrize("model", MODEL_NAMES)
+def test_every_simulated_model_gives_plausible_readings(model):
+    sim = Simulator(8, "gpu-07", started_at=START, model=model)
 
-    assert sim.gpus()[0]["name"] in {m.name for m in MODELS}
-    assert sim.gpus()[0]["memory_total_mib"] > 40000
+    assert sim.gpus()[0]["name"] == model
     for elapsed in (0, 31, 600, 7200):
         for reading in readings_at(sim, elapsed):
             for key in METRIC_KEYS:
                 value = reading[key]
                 assert value is None or in_bounds(key, value), (key, value)
+            assert reading["mem_used_mib"] <= sim.model.memory_total_mib
+            assert reading["power_w"] <= sim.model.power_limit_w
 
 
 def test_processes_have_owners_and_plausible_command_lines():
