@@ -64,15 +64,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    backend = _backend(args)
-    try:
-        backend.start()
-    except RuntimeError as exc:
-        print(
-            f"error: cannot read GPUs through NVML ({exc}). Install the NVIDIA driver on this "
-            "node, or pass --simulate N to run with N simulated GPUs.",
-            file=sys.stderr,
-        )
+    backend = _started_backend(args)
+    if backend is None:
         return 1
     try:
         if args.once:
@@ -83,14 +76,24 @@ def main(argv: list[str] | None = None) -> int:
         backend.close()
 
 
-def _backend(args: argparse.Namespace) -> Backend:
+def _started_backend(args: argparse.Namespace) -> Backend | None:
     if args.simulate:
         from .simulate import Simulator
 
         return Simulator(args.simulate, args.hostname, args.scenario, model=args.gpu_model)
-    from .nvml import NvmlBackend
+    from .nvml import NvmlBackend, NvmlUnavailable
 
-    return NvmlBackend()
+    backend = NvmlBackend()
+    try:
+        backend.start()
+    except NvmlUnavailable as exc:
+        print(
+            f"error: cannot read GPUs through NVML ({exc}). Install the NVIDIA driver on this "
+            "node, or pass --simulate N to run with N simulated GPUs.",
+            file=sys.stderr,
+        )
+        return None
+    return backend
 
 
 def _print_once(backend: Backend, hostname: str) -> None:
