@@ -7,17 +7,11 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from fleet.demo_fleet import DEMO_NODES, GPUS_PER_NODE
 from fleet.models import GPU, GPUModel, Node, OsAccount, Project
 from fleet.nodes import add_node, rotate_token
+from monitoring.agent.simulate import gpu_uuid
 
-# hostname → (GPU model, NVML name, memory MiB, power limit W, PCIe gen)
-DEMO_NODES = {
-    "gpu-h100-01": ("H100 SXM", "NVIDIA H100 80GB HBM3", 81559, 700, 5),
-    "gpu-a100-01": ("A100 80GB", "NVIDIA A100-SXM4-80GB", 81920, 400, 4),
-    "gpu-a100-02": ("A100 40GB", "NVIDIA A100-SXM4-40GB", 40960, 400, 4),
-    "gpu-l40s-01": ("L40S", "NVIDIA L40S", 46068, 350, 4),
-}
-GPUS_PER_NODE = 8
 DEMO_USERS = [("admin", True), ("alice", False), ("bob", False)]
 DEMO_PROJECTS = {"vision": ["alice", "bob"], "language": ["bob"]}
 
@@ -63,7 +57,7 @@ def seed_nodes(tokens_file: Path) -> dict[str, str]:
                 node=node,
                 index=index,
                 defaults=dict(
-                    uuid=f"GPU-demo-{hostname}-{index}",
+                    uuid=gpu_uuid(hostname, index),
                     model=model,
                     name=nvml_name,
                     memory_total_mib=memory_mib,

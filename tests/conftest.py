@@ -4,11 +4,8 @@ import os
 from contextlib import contextmanager
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.db import connections
 
-from fleet.models import Project
-from tests.support.processes import ServerProcess, process_environment, wait_for_other_sessions_to_end
+# Django is imported inside the fixtures, so that the agent's tests also run without it (-p no:django).
 
 PASSWORD = "correct-horse-battery-9"
 CHROMIUM = "/usr/bin/chromium"
@@ -18,6 +15,10 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 @pytest.fixture
 def cast(db):
     """Every permission test gets the same people: an owner, a teammate, an outsider and an admin."""
+    from django.contrib.auth import get_user_model
+
+    from fleet.models import Project
+
     User = get_user_model()
     people = {
         "owner": User.objects.create_user("alice", "alice@example.org", PASSWORD),
@@ -34,6 +35,8 @@ def cast(db):
 @pytest.fixture(scope="session")
 def asgi_server(django_db_setup, django_db_blocker, tmp_path_factory):
     """A real uvicorn serving the app against the test database (use with transactional_db)."""
+    from tests.support.processes import ServerProcess, process_environment, wait_for_other_sessions_to_end
+
     with django_db_blocker.unblock():
         server = ServerProcess(process_environment(), tmp_path_factory.mktemp("server") / "server.log")
     yield server
@@ -59,6 +62,7 @@ def async_unsafe_allowed():
 @pytest.fixture
 def browser():
     """Debian's chromium through Playwright, started per test so no event loop outlives it."""
+    from django.db import connections
     from playwright.sync_api import sync_playwright
 
     with async_unsafe_allowed(), sync_playwright() as playwright:
