@@ -27,6 +27,7 @@ import torch.multiprocessing as mp
 from torch.utils.data import DistributedSampler, TensorDataset
 
 from training import events
+from training.launchers import RUN_ENV
 from training.workloads import WORKLOADS, common
 
 LAUNCHER = "training.launchers.hogwild"
@@ -46,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     common.install_signal_handlers()
     parser = argparse.ArgumentParser(prog=f"python -m {LAUNCHER}", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workload", required=True, choices=[n for n, w in WORKLOADS.items() if "hogwild" in w.strategies])
+    parser.add_argument(
+        "--workload", required=True, choices=[n for n, w in WORKLOADS.items() if "hogwild" in w.strategies]
+    )
     parser.add_argument("--workers", type=int, required=True, help="worker processes")
     ours, rest = parser.parse_known_args(argv)
     if ours.workers < 1:
@@ -71,7 +74,13 @@ class Supervisor:
         torch.set_num_threads(self.threads)
         common.seed_everything(self.args.seed)
         self.device = common.pick_device(0)
-        common.env_event("hogwild", self.workers, self.device, threads_per_worker=self.threads, **common._hyper(self.module, self.args))
+        common.env_event(
+            "hogwild",
+            self.workers,
+            self.device,
+            threads_per_worker=self.threads,
+            **common._hyper(self.module, self.args),
+        )
         train, self.test = self.module.load_data(self.args)
         for tensor in train.tensors:
             tensor.share_memory_()
@@ -84,12 +93,15 @@ class Supervisor:
             self._stop_workers()
 
     def _start_workers(self, train: TensorDataset) -> None:
+        # Spawned workers import torch afresh and inherit this environment.
+        for key, value in RUN_ENV.items():
+            os.environ.setdefault(key, value)
         ctx = mp.get_context("spawn")
         for rank in range(self.workers):
             parent_end, child_end = ctx.Pipe()
             proc = ctx.Process(
                 target=_worker,
-                args=(rank, self.workers, self.args, self.model, train, child_end, os.getpid()),
+                args=(rank, self.workers, self.args, self.model, train, child_end),
                 kwargs={"threads": self.threads, "device": str(self.device)},
                 name=f"hogwild-{rank}",
                 daemon=True,
@@ -176,7 +188,6 @@ def _worker(
     model: torch.nn.Module,
     train: TensorDataset,
     conn: Connection,
-    parent_pid: int,
     threads: int,
     device: str,
 ) -> None:
@@ -190,7 +201,7 @@ def _worker(
         model, common.build_optimizer(model.parameters(), args), train, args.batch_size, sampler, torch.device(device)
     )
     meter = common.Throughput()
-    report = _WorkerReport(conn, parent_pid)
+    report = _WorkerReport(conn)
     for epoch in range(1, args.epochs + 1):
         trainer.train_epoch(epoch, lambda loss, n, s: (meter.add(n, s), report.step(epoch, loss, n, s)))  # noqa: B023
         report.flush(epoch)
@@ -203,9 +214,9 @@ def _worker(
 class _WorkerReport:
     """Batches a worker's step counts into a few messages a second."""
 
-    def __init__(self, conn: Connection, parent_pid: int) -> None:
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
-        self.parent_pid = parent_pid
+        self.watch = common.ParentWatch()
         self.first_ts: float | None = None
         self.sent_first = False
         self.last = time.monotonic()
@@ -213,8 +224,7 @@ class _WorkerReport:
         self.seconds = self.loss_sum = 0.0
 
     def step(self, epoch: int, loss: float, samples: int, seconds: float) -> None:
-        if os.getppid() != self.parent_pid:
-            os._exit(1)  # orphaned: the parent was killed without ending us
+        self.watch.check()
         if self.first_ts is None:
             self.first_ts = time.time()
         self.steps += 1
@@ -235,8 +245,7 @@ class _WorkerReport:
 
     def wait_for_parent(self) -> None:
         while not self.conn.poll(1.0):
-            if os.getppid() != self.parent_pid:
-                os._exit(1)
+            self.watch.check()
         self.conn.recv()
 
 
