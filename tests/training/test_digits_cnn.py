@@ -1,11 +1,12 @@
 """The digits CNN workload run as a single process, by hand."""
 
+import importlib
 import sys
 
 import numpy as np
 from training_runs import assert_follows_protocol, only, run_to_end
 
-from training.workloads import DIGITS_TRAIN_SIZE, digits_cnn
+from training.workloads import DIGITS_TRAIN_SIZE, WORKLOADS, common, digits_cnn, synthetic
 
 
 def test_a_single_process_reaches_95_percent_held_out_accuracy_in_the_tiny_configuration():
@@ -38,3 +39,11 @@ def test_the_held_out_split_is_fixed_by_its_seed_and_stratified():
     assert not np.array_equal(train, digits_cnn.split(labels, seed=1)[0])
     share = np.bincount(labels[held_out]) / np.bincount(labels)
     assert np.all(np.abs(share - 0.2) < 0.01)
+
+
+def test_the_registry_knows_every_workload_module_and_its_training_set_size():
+    for name, workload in WORKLOADS.items():
+        assert importlib.import_module(workload.module).NAME == name
+    train, _ = synthetic.load_data(common.parse_args(synthetic, []))
+    assert WORKLOADS["synthetic"].train_size == len(train)
+    assert WORKLOADS["digits_cnn"].train_size == len(digits_cnn.load_data(common.parse_args(digits_cnn, []))[0])
