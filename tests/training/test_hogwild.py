@@ -2,6 +2,7 @@
 
 import sys
 
+import psutil
 from training_runs import assert_follows_protocol, assert_stops_cleanly, only, run_to_end
 
 from training.launchers.hogwild import hogwild_argv
@@ -45,3 +46,17 @@ def test_sigterm_to_the_hogwild_parent_alone_ends_its_workers(start):
 
     assert_stops_cleanly(running, "launcher")
     assert running.proc.returncode == 143
+
+
+def test_a_worker_that_dies_fails_the_run_and_takes_the_other_workers_down(start):
+    running = start(hogwild_argv("digits_cnn", 2, ["--tiny", "--epochs", "1000"]))
+    running.wait_for("progress")
+    members = running.tree()
+    workers = [p for p in members if "spawn_main" in " ".join(p.cmdline())]
+
+    workers[0].kill()
+
+    assert running.proc.wait(timeout=60) == 1
+    assert "worker" in running.stderr_text()
+    _, alive = psutil.wait_procs(members, timeout=30)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
