@@ -114,7 +114,7 @@ class Supervisor:
     def _supervise(self) -> int:
         epochs = self.args.epochs
         reporter = common.Reporter(True, 1, self.args.report_interval)
-        rates: dict[int, float] = {}
+        rates: dict[int, tuple[float | None, float | None]] = {}  # rank -> (steady, median step) samples/s
         ended: dict[int, int] = {}  # epoch -> workers that finished it
         step = 0
         accuracy = test_loss = None
@@ -147,14 +147,20 @@ class Supervisor:
                             for conn in self.conns:
                                 conn.send(("continue",))
                     elif kind == "done":
-                        rates[rank] = message[1]
+                        rates[rank] = message[1:]
                         live.discard(rank)
         for proc in self.procs:
             proc.join(WORKER_STOP_TIMEOUT)
         if self.args.save:
             torch.save(self.model.state_dict(), self.args.save)
-        total_rate = sum(r for r in rates.values() if r) or None
-        events.emit("done", accuracy=accuracy, loss=test_loss, samples_per_s=total_rate, steps=step)
+        events.emit(
+            "done",
+            accuracy=accuracy,
+            loss=test_loss,
+            samples_per_s=sum(steady or 0 for steady, _ in rates.values()) or None,
+            median_step_samples_per_s=sum(median or 0 for _, median in rates.values()) or None,
+            steps=step,
+        )
         return 0
 
     def _receive(self, rank: int) -> tuple | None:
@@ -207,7 +213,7 @@ def _worker(
         report.flush(epoch)
         conn.send(("epoch_end", epoch))
         report.wait_for_parent()
-    conn.send(("done", meter.steady()))
+    conn.send(("done", meter.steady(), meter.median_step()))
     conn.close()
 
 

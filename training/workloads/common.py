@@ -15,9 +15,11 @@ import platform
 import random
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
@@ -253,6 +255,9 @@ class Throughput:
 
     ``steady`` leaves out the first ``warmup_steps`` steps (allocator, caches,
     the first collective); ``window`` covers the time since it was last read.
+    ``median_step`` is the rate of the median steady step: on a node shared
+    with other work it shows what the loop does when it has its cores, where
+    ``steady`` also counts the steps someone else's process slowed down.
     """
 
     def __init__(self, warmup_steps: int = WARMUP_STEPS) -> None:
@@ -264,6 +269,7 @@ class Throughput:
         self.steady_seconds = 0.0
         self.window_samples = 0
         self.window_seconds = 0.0
+        self.step_rates: deque[float] = deque(maxlen=10_000)
 
     def add(self, samples: int, seconds: float) -> None:
         self.steps += 1
@@ -274,6 +280,8 @@ class Throughput:
         if self.steps > self.warmup_steps:
             self.steady_samples += samples
             self.steady_seconds += seconds
+            if seconds > 0:
+                self.step_rates.append(samples / seconds)
 
     def window(self) -> float | None:
         rate = self.window_samples / self.window_seconds if self.window_seconds > 0 else None
@@ -284,6 +292,9 @@ class Throughput:
         if self.steady_seconds > 0:
             return self.steady_samples / self.steady_seconds
         return self.samples / self.seconds if self.seconds > 0 else None
+
+    def median_step(self) -> float | None:
+        return statistics.median(self.step_rates) if self.step_rates else None
 
 
 class Trainer:
@@ -436,7 +447,12 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
         if args.save:
             torch.save(model.state_dict(), args.save)
         events.emit(
-            "done", accuracy=accuracy, loss=test_loss, samples_per_s=reporter.meter.steady(), steps=trainer.step
+            "done",
+            accuracy=accuracy,
+            loss=test_loss,
+            samples_per_s=reporter.meter.steady(),
+            median_step_samples_per_s=reporter.meter.median_step(),
+            steps=trainer.step,
         )
     if env.distributed:
         dist.destroy_process_group()
