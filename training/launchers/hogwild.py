@@ -79,7 +79,7 @@ class Supervisor:
             self.workers,
             self.device,
             threads_per_worker=self.threads,
-            **common._hyper(self.module, self.args),
+            **common.hyperparameters(self.module, self.args),
         )
         train, self.test = self.module.load_data(self.args)
         for tensor in train.tensors:
@@ -112,54 +112,58 @@ class Supervisor:
             self.conns.append(parent_end)
 
     def _supervise(self) -> int:
-        epochs = self.args.epochs
-        reporter = common.Reporter(True, 1, self.args.report_interval)
-        rates: dict[int, tuple[float | None, float | None]] = {}  # rank -> (steady, median step) samples/s
-        ended: dict[int, int] = {}  # epoch -> workers that finished it
-        step = 0
-        accuracy = test_loss = None
-        live = set(range(self.workers))
-        while live:
-            ready = wait([self.conns[r] for r in live] + [self.procs[r].sentinel for r in live], timeout=1.0)
-            for rank in sorted(live):
-                while rank in live and (self.conns[rank] in ready or self.procs[rank].sentinel in ready):
+        self.reporter = common.Reporter(True, 1, self.args.report_interval)
+        self.step = 0
+        self.ended: dict[int, int] = {}  # epoch -> workers that finished it
+        self.rates: dict[int, tuple] = {}  # rank -> (steady, median-step) samples/s
+        self.accuracy = self.test_loss = None
+        self.live = set(range(self.workers))
+        while self.live:
+            ready = set(wait([self.conns[r] for r in self.live] + [self.procs[r].sentinel for r in self.live], 1.0))
+            for rank in sorted(self.live):
+                while rank in self.live and ready & {self.conns[rank], self.procs[rank].sentinel}:
                     message = self._receive(rank)
                     if message is None:
                         break
-                    kind = message[0]
-                    if kind == "step":
-                        _, epoch, steps, samples, seconds, loss_sum, first_ts = message
-                        if first_ts is not None and step == 0:
-                            events.emit("first_step", ts=first_ts)
-                        step += steps
-                        # Workers run side by side: their samples over one worker's time.
-                        reporter.meter.add(samples, seconds / self.workers)
-                        reporter.loss_sum += loss_sum
-                        reporter.loss_count += steps
-                        if reporter.throttle.ready():
-                            reporter.progress(step, epoch)
-                    elif kind == "epoch_end":
-                        epoch = message[1]
-                        ended[epoch] = ended.get(epoch, 0) + 1
-                        if ended[epoch] == self.workers:
-                            accuracy, test_loss = common.evaluate(self.model, self.test, self.device)
-                            reporter.epoch_end(step, epoch, epochs, accuracy, test_loss)
-                            for conn in self.conns:
-                                conn.send(("continue",))
-                    elif kind == "done":
-                        rates[rank] = message[1:]
-                        live.discard(rank)
+                    getattr(self, f"_on_{message[0]}")(rank, *message[1:])
+        return self._finish()
+
+    def _on_step(self, rank, epoch, steps, samples, seconds, loss_sum, first_ts) -> None:
+        if first_ts is not None and self.step == 0:
+            events.emit("first_step", ts=first_ts)
+        self.step += steps
+        # The workers run side by side: their samples over one worker's time.
+        self.reporter.meter.add(samples, seconds / self.workers)
+        self.reporter.loss_sum += loss_sum
+        self.reporter.loss_count += steps
+        if self.reporter.throttle.ready():
+            self.reporter.progress(self.step, epoch)
+
+    def _on_epoch_end(self, rank, epoch) -> None:
+        self.ended[epoch] = self.ended.get(epoch, 0) + 1
+        if self.ended[epoch] < self.workers:
+            return
+        self.accuracy, self.test_loss = common.evaluate(self.model, self.test, self.device)
+        self.reporter.epoch_end(self.step, epoch, self.args.epochs, self.accuracy, self.test_loss)
+        for conn in self.conns:
+            conn.send(("continue",))
+
+    def _on_done(self, rank, steady, median_step) -> None:
+        self.rates[rank] = (steady, median_step)
+        self.live.discard(rank)
+
+    def _finish(self) -> int:
         for proc in self.procs:
             proc.join(WORKER_STOP_TIMEOUT)
         if self.args.save:
             torch.save(self.model.state_dict(), self.args.save)
         events.emit(
             "done",
-            accuracy=accuracy,
-            loss=test_loss,
-            samples_per_s=sum(steady or 0 for steady, _ in rates.values()) or None,
-            median_step_samples_per_s=sum(median or 0 for _, median in rates.values()) or None,
-            steps=step,
+            accuracy=self.accuracy,
+            loss=self.test_loss,
+            samples_per_s=sum(steady or 0 for steady, _ in self.rates.values()) or None,
+            median_step_samples_per_s=sum(median or 0 for _, median in self.rates.values()) or None,
+            steps=self.step,
         )
         return 0
 

@@ -417,7 +417,7 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
         dist.init_process_group(backend_for(device), timeout=timedelta(minutes=10))
     seed_everything(args.seed)
     if env.is_main:
-        env_event("ddp" if env.distributed else "single", env.world_size, device, **_hyper(module, args))
+        env_event("ddp" if env.distributed else "single", env.world_size, device, **hyperparameters(module, args))
 
     train, test = module.load_data(args)
     model = module.build_model(args).to(device)
@@ -459,7 +459,7 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
     return 0
 
 
-def _hyper(module: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
+def hyperparameters(module: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
     return {
         "workload": module.NAME,
         "epochs": args.epochs,
