@@ -90,7 +90,7 @@ class AgentConsumer(AsyncWebsocketConsumer):
         if frame.get("type") != "hello":
             raise FrameError("no_hello", f"the first frame must be a hello, not {str(frame.get('type'))[:40]!r}")
         hello = check_hello(frame)
-        self.welcome = await database_sync_to_async(accept_hello)(self.node.pk, hello, timezone.now())
+        self.welcome = await database_sync_to_async(accept_hello)(self.node.pk, hello)
         self.hello = hello
         await self.take_over_node()
         self.ack_task = asyncio.get_running_loop().create_task(self.send_acks())

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
+from django.utils import timezone
 
 from fleet.choices import NodeStatus
 from fleet.gpu_models import model_for_nvml_name
@@ -26,7 +27,9 @@ class Welcome:
 
 
 @transaction.atomic
-def accept_hello(node_id: int, hello: Hello, now: datetime) -> Welcome:
+def accept_hello(node_id: int, hello: Hello, now: datetime | None = None) -> Welcome:
+    # The time is taken here, not by the caller: under load a hello may wait for the ORM thread.
+    now = now or timezone.now()
     node = Node.objects.select_for_update().get(pk=node_id)
     if hello.hostname != node.hostname:
         raise FrameError(
