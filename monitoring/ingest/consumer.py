@@ -54,6 +54,7 @@ class AgentConsumer(AsyncWebsocketConsumer):
         self.link = Link()
         self.acks: asyncio.Queue = asyncio.Queue(maxsize=IN_FLIGHT)
         self.ack_task: asyncio.Task | None = None
+        self.ignored_types: set[str] = set()
         await self.accept()
         if self.node is None:
             await self.close(CLOSE_BAD_TOKEN, "missing or unknown node token")
@@ -79,12 +80,20 @@ class AgentConsumer(AsyncWebsocketConsumer):
                 await self.on_samples(frame)
             elif frame.get("type") == "hello":
                 raise FrameError("unexpected_hello", "hello was already received on this connection")
+            elif not isinstance(frame.get("type"), str):
+                raise FrameError("bad_payload", "type: a frame type is required")
             else:
-                raise FrameError("unknown_type", f"type {str(frame.get('type'))[:40]!r} is not part of protocol 1")
+                self.ignore_type(frame["type"])
         except FrameError as error:
             await self.send_json(error.frame())
             if self.welcome is None:
                 await self.close(CLOSE_PROTOCOL_VIOLATION, f"hello required first ({error.code})")
+
+    def ignore_type(self, kind: str) -> None:
+        """Frame types of newer agents are ignored (protocol v1), and said once per connection."""
+        if kind not in self.ignored_types:
+            self.ignored_types.add(kind)
+            log.info("ignoring %.40r frames from %s (not part of protocol 1)", kind, self.node.hostname)
 
     async def on_first_frame(self, frame: dict) -> None:
         if frame.get("type") != "hello":

@@ -114,7 +114,7 @@ def parse(text: str | None, binary: bytes | None, max_bytes: int) -> dict:
     except ValueError as exc:
         raise FrameError("not_json", f"frame is not JSON: {exc}") from None
     if not isinstance(frame, dict):
-        raise FrameError("bad_payload", f"frame: a JSON object is required, not {type(frame).__name__}")
+        raise FrameError("not_json", f"a frame must be a JSON object, not {type(frame).__name__}")
     return frame
 
 
