@@ -144,6 +144,7 @@ class AgentSession(models.Model):
     session = models.CharField(max_length=64, blank=True, help_text="The agent start's id from its hello.")
     boot_id = models.CharField(max_length=64, blank=True)
     last_seq = models.PositiveBigIntegerField(default=0)
+    connection = models.CharField(max_length=32, blank=True, help_text="The newest connection; older ones close.")
     connected_at = models.DateTimeField()
 
     def __str__(self) -> str:

@@ -120,6 +120,7 @@ ADVANCE_SESSIONS = """
     FROM unnest(%b::bigint[], %b::text[], %b::text[], %b::bigint[]) AS v(node, session, boot_id, seq)
     WHERE s.node_id = v.node AND s.session = v.session AND s.boot_id = v.boot_id
 """
+CURRENT_CONNECTIONS = "SELECT node_id, connection FROM monitoring_agentsession WHERE node_id = ANY(%s)"
 NOTE_LATE = """
     UPDATE monitoring_rollupprogress SET late_since = least(coalesce(late_since, %s), %s)
     WHERE "table" = 'minute' AND done_until > %s
@@ -154,6 +155,8 @@ class FlushResult:
     gpu_updates: list[dict] = field(default_factory=list)
     nodes_online: list[str] = field(default_factory=list)
     samples: int = 0
+    # node → its newest connection; a frame that came over another one came over a replaced connection.
+    connections: dict[int, str] = field(default_factory=dict)
 
 
 def write_frames(frames: list[Frame], now: datetime, method: str = "copy") -> FlushResult:
@@ -177,7 +180,9 @@ def write_frames(frames: list[Frame], now: datetime, method: str = "copy") -> Fl
         online = mark_online(cursor, node_ids, now)
         advance_sessions(cursor, frames)
         note_late(cursor, samples, now)
-    return FlushResult([update_dict(ref, sample) for ref, sample in updated], online, len(samples))
+        cursor.execute(CURRENT_CONNECTIONS, [node_ids])
+        connections = dict(cursor.fetchall())
+    return FlushResult([update_dict(ref, sample) for ref, sample in updated], online, len(samples), connections)
 
 
 def bound_cursor() -> psycopg.Cursor:

@@ -140,6 +140,10 @@ class Migration(migrations.Migration):
                 ("session", models.CharField(blank=True, help_text="The agent start's id from its hello.", max_length=64)),
                 ("boot_id", models.CharField(blank=True, max_length=64)),
                 ("last_seq", models.PositiveBigIntegerField(default=0)),
+                (
+                    "connection",
+                    models.CharField(blank=True, help_text="The newest connection; older ones close.", max_length=32),
+                ),
                 ("connected_at", models.DateTimeField()),
                 (
                     "node",
