@@ -134,6 +134,39 @@ def sweep_configs() -> dict[str, list[str]]:
     return configs
 
 
+def allreduce_worker() -> None:
+    """Under torchrun: time gloo all-reduces of one digits-CNN gradient; rank 0 prints the figures."""
+    import torch
+    import torch.distributed as dist
+
+    from training.workloads import common, digits_cnn
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo")
+    model = digits_cnn.build_model(common.parse_args(digits_cnn, []))
+    grad = torch.zeros(sum(p.numel() for p in model.parameters()))
+    for _ in range(20):
+        dist.all_reduce(grad)
+    times = []
+    for _ in range(500):
+        begin = time.perf_counter()
+        dist.all_reduce(grad)
+        times.append(time.perf_counter() - begin)
+    if dist.get_rank() == 0:
+        print(f"ALLREDUCE {grad.numel()} {min(times) * 1e6:.0f} {statistics.median(times) * 1e6:.0f}", flush=True)
+    dist.destroy_process_group()
+
+
+def allreduce_figures() -> str:
+    argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", __file__]
+    done = subprocess.run([*argv, "--allreduce-worker"], cwd=REPO, env=run_env(), capture_output=True, text=True)
+    _, params, fastest, median = next(line for line in done.stdout.splitlines() if line.startswith("ALLREDUCE")).split()
+    return (
+        f"gloo all-reduce of the {int(params):,}-parameter gradient between 2 ranks: "
+        f"{fastest} µs fastest, {median} µs median"
+    )
+
+
 def report(results: dict[str, Result], command: str, load: str) -> None:
     print(f"Machine: {platform.node()}, {os.cpu_count()} cores, no GPU; Python {platform.python_version()}.")
     print(f"Load average (1 min) before and after, from other work on the machine: {load}.")
@@ -180,14 +213,19 @@ def main() -> None:
         help="before each run, wait (up to 90 s) until this share of the node's CPU time is idle over 2 s",
     )
     parser.add_argument("--sweep-only", action="store_true", help="only the batch-size sweep")
+    parser.add_argument("--allreduce-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.allreduce_worker:
+        return allreduce_worker()
     command = "python bench/training.py " + " ".join(sys.argv[1:])
     load_before = os.getloadavg()[0]
     configs = {} if args.sweep_only else strategy_configs()
     if not args.no_sweep:
         configs |= sweep_configs()
     results = run_all(configs, args.repeats, args.min_idle)
+    allreduce = allreduce_figures()
     report(results, command.strip(), f"{load_before:.1f} / {os.getloadavg()[0]:.1f}")
+    print(f"\n{allreduce}.")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,8 @@
 """Websocket routes of the monitoring app."""
 
-agent_urlpatterns: list = []
+from django.urls import path
+
+from monitoring.ingest.consumer import AgentConsumer
+
+agent_urlpatterns: list = [path("ws/agent/", AgentConsumer.as_asgi())]
 browser_urlpatterns: list = []

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -111,14 +110,9 @@ def _main(argv: list[str] | None) -> int:
     common.install_signal_handlers()
     args = parse_args(argv)
     env = common.DistEnv.from_environ()
-    device = common.pick_device(env.local_rank)
-    torch.set_num_threads(args.threads or common.threads_per_process(env.local_world_size))
+    device = common.start_process(env, args.threads)
     # TF32 would round products to ~10 mantissa bits and fail the float32 bound.
     torch.set_float32_matmul_precision("highest")
-    if env.distributed:
-        if device.type == "cuda":
-            torch.cuda.set_device(device)
-        dist.init_process_group(common.backend_for(device), timeout=timedelta(minutes=10))
     size = args.size or (GPU_SIZE if device.type == "cuda" else CPU_SIZE)
     if env.is_main:
         common.env_event("ddp" if env.distributed else "single", env.world_size, device, workload=NAME, size=size)

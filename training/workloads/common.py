@@ -34,8 +34,6 @@ from torch.utils.data import BatchSampler, DistributedSampler, TensorDataset
 
 from training import events
 
-EXIT_SIGTERM = 143
-EXIT_SIGINT = 130
 WARMUP_STEPS = 10
 
 
@@ -67,10 +65,6 @@ def _on_signal(signum: int, frame: Any) -> None:
     if _stop_signal is None:
         _stop_signal = signum
         raise Stopped(signum)
-
-
-def stop_requested() -> bool:
-    return _stop_signal is not None
 
 
 def exit_now(code: int, message: str) -> None:
@@ -365,6 +359,7 @@ class Reporter:
         self.loss_sum = 0.0
         self.loss_count = 0
         self.accuracy: float | None = None
+        self.test_loss: float | None = None
 
     def step(self, step: int, epoch: int, loss: float, samples: int, seconds: float) -> None:
         self.meter.add(samples * self.world_size, seconds)
@@ -391,13 +386,24 @@ class Reporter:
             )
 
     def epoch_end(self, step: int, epoch: int, epochs: int, accuracy: float, test_loss: float) -> None:
-        self.accuracy = accuracy
+        self.accuracy, self.test_loss = accuracy, test_loss
         if self.enabled:
             print(
                 f"epoch {epoch}/{epochs}: held-out accuracy {accuracy:.4f}, held-out loss {test_loss:.4f}", flush=True
             )
         if self.throttle.ready(force=epoch == epochs):
             self.progress(step, epoch)
+
+    def done(self, step: int) -> None:
+        if self.enabled:
+            events.emit(
+                "done",
+                accuracy=self.accuracy,
+                loss=self.test_loss,
+                samples_per_s=self.meter.steady(),
+                median_step_samples_per_s=self.meter.median_step(),
+                steps=step,
+            )
 
 
 def run(module: ModuleType, argv: list[str] | None = None) -> int:
@@ -409,12 +415,7 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
     install_signal_handlers()
     args = parse_args(module, argv)
     env = DistEnv.from_environ()
-    device = pick_device(env.local_rank)
-    torch.set_num_threads(args.threads or threads_per_process(env.local_world_size))
-    if env.distributed:
-        if device.type == "cuda":
-            torch.cuda.set_device(device)
-        dist.init_process_group(backend_for(device), timeout=timedelta(minutes=10))
+    device = start_process(env, args.threads)
     seed_everything(args.seed)
     if env.is_main:
         env_event("ddp" if env.distributed else "single", env.world_size, device, **hyperparameters(module, args))
@@ -436,27 +437,29 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
             watch.check()
         reporter.step(trainer.step, epoch, loss, samples, seconds)
 
-    accuracy = test_loss = None
     for epoch in range(1, args.epochs + 1):
         trainer.train_epoch(epoch, partial(on_step, epoch))
-        if env.is_main:
-            accuracy, test_loss = evaluate(model, test, device)
-            reporter.epoch_end(trainer.step, epoch, args.epochs, accuracy, test_loss)
+        if env.is_main:  # the other ranks go on and wait in the next step's all-reduce
+            reporter.epoch_end(trainer.step, epoch, args.epochs, *evaluate(model, test, device))
 
     if env.is_main:
         if args.save:
             torch.save(model.state_dict(), args.save)
-        events.emit(
-            "done",
-            accuracy=accuracy,
-            loss=test_loss,
-            samples_per_s=reporter.meter.steady(),
-            median_step_samples_per_s=reporter.meter.median_step(),
-            steps=trainer.step,
-        )
+        reporter.done(trainer.step)
     if env.distributed:
         dist.destroy_process_group()
     return 0
+
+
+def start_process(env: DistEnv, threads: int) -> torch.device:
+    """Threads, device and (under torchrun) the process group of this process."""
+    device = pick_device(env.local_rank)
+    torch.set_num_threads(threads or threads_per_process(env.local_world_size))
+    if env.distributed:
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+        dist.init_process_group(backend_for(device), timeout=timedelta(minutes=10))
+    return device
 
 
 def hyperparameters(module: ModuleType, args: argparse.Namespace) -> dict[str, Any]:

@@ -1,0 +1,175 @@
+"""/ws/agent/: the server side of agent protocol v1 (docs/agent-protocol.md).
+
+connect() checks the node token; the first frame must be a hello; every later samples frame is
+validated, handed to this process's batcher, and acked once the flush holding it has committed.
+Acks go out in seq order from one task per connection, so a slow flush never stops us reading.
+
+A newer connection of a node closes the older one (4409): at once in the same process, and after
+the older one's next flush in another process (each hello records the newest connection).
+Agent connections use no channel layer: a consumer's channel-layer read, cancelled when it
+disconnects, could hang in channels-redis and with it the server's shutdown.
+"""
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.utils import timezone
+
+from fleet.nodes import node_for_token
+from monitoring.ingest import publish
+from monitoring.ingest.batcher import Link, StoreError, batcher
+from monitoring.ingest.hello import Welcome, accept_hello
+from monitoring.ingest.presence import start_sweeper
+from monitoring.ingest.validation import FrameError, check_hello, check_samples, parse
+from monitoring.ingest.writer import Frame, write_one_by_one
+
+log = logging.getLogger(__name__)
+
+CLOSE_PROTOCOL_VIOLATION = 4400
+CLOSE_BAD_TOKEN = 4401
+CLOSE_REPLACED = 4409
+CLOSE_NOT_STORED = 1011
+# Frames a connection may have waiting for their commit before we stop reading from it.
+IN_FLIGHT = 256
+
+
+# This process's newest connection of each node.
+current: dict[int, "AgentConsumer"] = {}
+
+
+def bearer_token(scope: dict) -> str:
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else ""
+    return ""
+
+
+class AgentConsumer(AsyncWebsocketConsumer):
+    """One node agent's connection."""
+
+    channel_layer_alias = None  # see the module docstring
+
+    async def connect(self) -> None:
+        self.node = await database_sync_to_async(node_for_token)(bearer_token(self.scope))
+        self.welcome: Welcome | None = None
+        self.link = Link(connection=uuid.uuid4().hex)
+        self.acks: asyncio.Queue = asyncio.Queue(maxsize=IN_FLIGHT)
+        self.ack_task: asyncio.Task | None = None
+        self.ignored_types: set[str] = set()
+        await self.accept()
+        if self.node is None:
+            await self.close(CLOSE_BAD_TOKEN, "missing or unknown node token")
+            return
+        start_sweeper()
+
+    async def dispatch(self, message: dict) -> None:
+        # Channels' dispatch would also hop to the ORM thread on every frame to recycle connections;
+        # this consumer never touches the ORM on the event loop, and its ORM calls recycle their own.
+        handler = getattr(self, message["type"].replace(".", "_"), None)
+        if handler is None:
+            raise ValueError(f"no handler for {message['type']}")
+        await handler(message)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.node is None:
+            return
+        try:
+            frame = parse(text_data, bytes_data, settings.AGENT_MAX_FRAME_BYTES)
+            if self.welcome is None:
+                await self.on_first_frame(frame)
+            elif frame.get("type") == "samples":
+                await self.on_samples(frame)
+            elif frame.get("type") == "hello":
+                raise FrameError("unexpected_hello", "hello was already received on this connection")
+            elif not isinstance(frame.get("type"), str):
+                raise FrameError("bad_payload", "type: a frame type is required")
+            else:
+                self.ignore_type(frame["type"])
+        except FrameError as error:
+            await self.send_json(error.frame())
+            if self.welcome is None:
+                await self.close(CLOSE_PROTOCOL_VIOLATION, f"hello required first ({error.code})")
+
+    def ignore_type(self, kind: str) -> None:
+        """Frame types of newer agents are ignored (protocol v1), and said once per connection."""
+        if kind not in self.ignored_types:
+            self.ignored_types.add(kind)
+            log.info("ignoring %.40r frames from %s (not part of protocol 1)", kind, self.node.hostname)
+
+    async def on_first_frame(self, frame: dict) -> None:
+        if frame.get("type") != "hello":
+            raise FrameError("no_hello", f"the first frame must be a hello, not {str(frame.get('type'))[:40]!r}")
+        hello = check_hello(frame)
+        self.welcome = await database_sync_to_async(accept_hello)(self.node.pk, hello, self.link.connection)
+        self.hello = hello
+        await self.take_over_node()
+        self.ack_task = asyncio.get_running_loop().create_task(self.send_acks())
+        await self.send_json(
+            {
+                "type": "welcome",
+                "node": self.node.hostname,
+                "interval_s": settings.AGENT_INTERVAL_S,
+                "resume_seq": self.welcome.resume_seq,
+            }
+        )
+        log.info("agent of %s connected, resuming after seq %d", self.node.hostname, self.welcome.resume_seq)
+        if self.welcome.came_online:
+            await publish.node_status(self.node.hostname, "online")
+
+    async def take_over_node(self) -> None:
+        """Become this node's connection in this process, closing an older one."""
+        older = current.get(self.node.pk)
+        current[self.node.pk] = self
+        if older is not None and older is not self:
+            await older.close_as_replaced()
+
+    async def close_as_replaced(self) -> None:
+        log.info("a newer connection of %s replaces this one", self.node.hostname)
+        await self.close(CLOSE_REPLACED, "replaced by a newer connection of this node")
+
+    async def on_samples(self, frame: dict) -> None:
+        checked = check_samples(frame, self.welcome.gpus.keys(), time.time())
+        samples = [(self.welcome.gpus[sample.uuid], sample) for sample in checked.samples]
+        item = Frame(self.node.pk, self.hello.session, self.hello.boot_id, checked.seq, samples, self.link)
+        if settings.INGEST_WRITER == "per-sample":
+            await self.store_one_by_one(item)
+            return
+        await self.acks.put((checked.seq, batcher().submit(item)))
+
+    async def store_one_by_one(self, item: Frame) -> None:
+        """The baseline the benchmark compares with: one transaction per frame, one INSERT per sample."""
+        result = await database_sync_to_async(write_one_by_one)(item, timezone.now())
+        await self.send_json({"type": "ack", "seq": item.seq})
+        await publish.gpu_updates(result.gpu_updates)
+
+    async def send_acks(self) -> None:
+        while True:
+            seq, stored = await self.acks.get()
+            try:
+                await stored
+            except StoreError as error:
+                if not error.permanent:
+                    await self.close(CLOSE_NOT_STORED, "telemetry could not be stored; reconnect and replay")
+                    return
+                await self.send_json({"type": "error", "code": "not_stored", "detail": str(error), "seq": seq})
+                continue
+            await self.send(text_data=f'{{"type":"ack","seq":{seq}}}')
+            if self.link.replaced:
+                await self.close_as_replaced()
+                return
+
+    async def send_json(self, content: dict) -> None:
+        await self.send(text_data=json.dumps(content))
+
+    async def disconnect(self, code: int) -> None:
+        if self.ack_task is not None:
+            self.ack_task.cancel()
+        if self.node is not None and current.get(self.node.pk) is self:
+            del current[self.node.pk]

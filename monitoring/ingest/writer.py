@@ -1,0 +1,349 @@
+"""The SQL of one flush: every accepted frame of the last few milliseconds, from every node, in one transaction.
+
+Raw and process samples are COPied (binary) into session-local staging tables and moved over with
+INSERT ... SELECT ... ON CONFLICT DO NOTHING, so a replayed sample is skipped by the primary key.
+COPY costs a sixth of the client CPU of a multi-row INSERT over unnested arrays and about half its
+time (INGEST_WRITER=insert keeps that one; docs/benchmarks.md has the figures). The GPUs' latest
+state is one UPDATE ... FROM unnest(...) per flush and only moves forward in time, so a replay never
+overwrites newer state.
+"""
+
+import json
+import weakref
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+
+import psycopg
+from django.db import connection, models, transaction
+
+from fleet.choices import NodeStatus
+from monitoring.agent.metrics import METRIC_KEYS
+from monitoring.ingest.validation import Sample
+from monitoring.models import GPUSample
+from monitoring.storage.partitions import PARTITIONS
+
+# A sample this much older than the flush may sit in a minute that is already rolled up.
+LATE_AFTER_S = 60.0
+SQL_TYPES = {
+    key: "bigint" if isinstance(GPUSample._meta.get_field(key), models.BigIntegerField) else "float8"
+    for key in METRIC_KEYS
+}
+METRIC_LIST = ", ".join(METRIC_KEYS)
+# %b: arrays go as binary parameters (text ones are quoted element by element, in Python).
+METRIC_ARRAYS = ", ".join(f"%b::{SQL_TYPES[key]}[]" for key in METRIC_KEYS)
+METRIC_ALIASES = ", ".join(f"m_{key}" for key in METRIC_KEYS)
+
+INSERT_SAMPLES = f"""
+    INSERT INTO monitoring_gpusample (gpu_id, ts, {METRIC_LIST})
+    SELECT g, to_timestamp(t), {METRIC_ALIASES}
+    FROM unnest(%b::bigint[], %b::float8[], {METRIC_ARRAYS}) AS v(g, t, {METRIC_ALIASES})
+    ON CONFLICT (gpu_id, ts) DO NOTHING
+"""
+PROCESS_COLUMNS = (
+    ("g", "bigint"),
+    ("t", "float8"),
+    ("pid", "integer"),
+    ("os_user", "text"),
+    ("name", "text"),
+    ("cmdline", "text"),
+    ("mem", "float8"),
+    ("sm", "float8"),
+    ("started", "float8"),
+)
+SAMPLE_COLUMNS = (("g", "bigint"), ("t", "float8"), *((f"m_{key}", SQL_TYPES[key]) for key in METRIC_KEYS))
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A session-local table that COPY fills for one flush and that empties itself at commit."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+
+    @property
+    def create(self) -> str:
+        columns = ", ".join(f"{name} {sql_type}" for name, sql_type in self.columns)
+        return f"CREATE TEMPORARY TABLE IF NOT EXISTS {self.name} ({columns}) ON COMMIT DELETE ROWS"
+
+    @property
+    def copy(self) -> str:
+        return f"COPY {self.name} FROM STDIN (FORMAT BINARY)"
+
+    @property
+    def types(self) -> list[str]:
+        return [{"bigint": "int8", "integer": "int4"}.get(sql_type, sql_type) for _, sql_type in self.columns]
+
+
+SAMPLE_STAGE = Stage("ingest_stage_gpusample", SAMPLE_COLUMNS)
+PROCESS_STAGE = Stage("ingest_stage_processsample", PROCESS_COLUMNS)
+# One statement moves both: the samples that are new (a replayed one conflicts and is skipped), then the
+# processes of exactly those samples, with a plain insert (ON CONFLICT cost a third more per process row).
+INSERT_FROM_STAGES = f"""
+    WITH new AS (
+        INSERT INTO monitoring_gpusample (gpu_id, ts, {METRIC_LIST})
+        SELECT g, to_timestamp(t), {METRIC_ALIASES} FROM ingest_stage_gpusample
+        ON CONFLICT (gpu_id, ts) DO NOTHING
+        RETURNING gpu_id, ts
+    )
+    INSERT INTO monitoring_processsample
+        (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at)
+    SELECT p.g, new.ts, p.pid, p.os_user, p.name, p.cmdline, p.mem, p.sm, to_timestamp(p.started)
+    FROM ingest_stage_processsample AS p JOIN new ON new.gpu_id = p.g AND new.ts = to_timestamp(p.t)
+"""
+INSERT_PROCESSES = """
+    INSERT INTO monitoring_processsample
+        (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at)
+    SELECT g, to_timestamp(t), pid, os_user, name, cmdline, mem, sm, to_timestamp(started)
+    FROM unnest(%b::bigint[], %b::float8[], %b::int[], %b::text[], %b::text[], %b::text[],
+                %b::float8[], %b::float8[], %b::float8[]) AS v(g, t, pid, os_user, name, cmdline, mem, sm, started)
+    ON CONFLICT (gpu_id, ts, pid) DO NOTHING
+"""
+UPDATE_LATEST = f"""
+    UPDATE fleet_gpu AS gpu SET last_sample_at = to_timestamp(v.t), processes = v.processes::jsonb,
+        {", ".join(f"{key} = v.m_{key}" for key in METRIC_KEYS)}
+    FROM unnest(%b::bigint[], %b::float8[], %b::text[], {METRIC_ARRAYS}) AS v(g, t, processes, {METRIC_ALIASES})
+    WHERE gpu.id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
+    RETURNING gpu.id
+"""
+MARK_SEEN = "UPDATE fleet_node SET last_seen = %s WHERE id = ANY(%s)"
+MARK_ONLINE = """
+    WITH flipped AS (
+        UPDATE fleet_node SET status = %s WHERE id = ANY(%s) AND status = %s RETURNING id, hostname
+    ), logged AS (
+        INSERT INTO monitoring_nodestatuschange (node_id, old_status, new_status, reason, created)
+        SELECT id, %s, %s, 'telemetry received', %s FROM flipped
+    )
+    SELECT hostname FROM flipped
+"""
+ADVANCE_SESSIONS = """
+    UPDATE monitoring_agentsession AS s SET last_seq = greatest(s.last_seq, v.seq)
+    FROM unnest(%b::bigint[], %b::text[], %b::text[], %b::bigint[]) AS v(node, session, boot_id, seq)
+    WHERE s.node_id = v.node AND s.session = v.session AND s.boot_id = v.boot_id
+"""
+CURRENT_CONNECTIONS = "SELECT node_id, connection FROM monitoring_agentsession WHERE node_id = ANY(%s)"
+NOTE_LATE = """
+    UPDATE monitoring_rollupprogress SET late_since = least(coalesce(late_since, %s), %s)
+    WHERE "table" = 'minute' AND done_until > %s
+"""
+
+
+@dataclass(frozen=True)
+class GPURef:
+    """What a connection knows about one announced GPU, from its hello."""
+
+    id: int
+    uuid: str
+    index: int
+    hostname: str
+    memory_total_mib: int | None
+
+
+@dataclass
+class Frame:
+    """An accepted samples frame on its way to the database."""
+
+    node_id: int
+    session: str
+    boot_id: str
+    seq: int
+    samples: list[tuple[GPURef, Sample]]
+    link: object = None
+
+
+@dataclass
+class FlushResult:
+    gpu_updates: list[dict] = field(default_factory=list)
+    nodes_online: list[str] = field(default_factory=list)
+    samples: int = 0
+    # node → its newest connection; a frame that came over another one came over a replaced connection.
+    connections: dict[int, str] = field(default_factory=dict)
+
+
+def write_frames(frames: list[Frame], now: datetime, method: str = "copy") -> FlushResult:
+    """Store every frame in one transaction; returns what changed, for the live pages."""
+    samples = [pair for frame in frames for pair in frame.samples]
+    PARTITIONS.ensure(days_of(samples))
+    if method == "copy":
+        prepare_stages()
+    with transaction.atomic(), bound_cursor() as cursor:
+        if method == "copy":
+            copy_rows(cursor, SAMPLE_STAGE, sample_rows(samples))
+            copy_rows(cursor, PROCESS_STAGE, process_rows(samples))
+            if samples:
+                cursor.execute(INSERT_FROM_STAGES)
+        else:
+            insert_samples(cursor, samples)
+            insert_processes(cursor, samples)
+        updated = update_latest(cursor, latest_per_gpu(samples))
+        node_ids = sorted({frame.node_id for frame in frames})
+        cursor.execute(MARK_SEEN, [now, node_ids])
+        online = mark_online(cursor, node_ids, now)
+        advance_sessions(cursor, frames)
+        note_late(cursor, samples, now)
+        cursor.execute(CURRENT_CONNECTIONS, [node_ids])
+        connections = dict(cursor.fetchall())
+    return FlushResult([update_dict(ref, sample) for ref, sample in updated], online, len(samples), connections)
+
+
+def bound_cursor() -> psycopg.Cursor:
+    """A cursor with server-side binding: the arrays travel as binary parameters instead of SQL text.
+
+    Django's cursors bind on the client, which renders every array as a literal for PostgreSQL to parse
+    back (3x slower for a 4,000-sample flush; docs/benchmarks.md). Same connection, same transaction.
+    """
+    connection.ensure_connection()
+    return psycopg.Cursor(connection.connection)
+
+
+def days_of(samples: list[tuple[GPURef, Sample]]) -> set[date]:
+    if not samples:
+        return set()
+    stamps = [sample.ts for _, sample in samples]
+    return {datetime.fromtimestamp(ts, UTC).date() for ts in (min(stamps), max(stamps))}
+
+
+def sample_rows(samples: list[tuple[GPURef, Sample]]) -> list[tuple]:
+    return [(ref.id, sample.ts, *sample.values) for ref, sample in samples]
+
+
+def process_rows(samples: list[tuple[GPURef, Sample]]) -> list[tuple]:
+    """One row per process of each sample; a pid listed twice in one sample (or a frame twice in a flush) once."""
+    seen: set[tuple[int, float, int]] = set()
+    rows = []
+    for ref, sample in samples:
+        for p in sample.processes or ():
+            key = (ref.id, sample.ts, p["pid"])
+            if key not in seen:
+                seen.add(key)
+                details = (p["user"], p["name"], p["cmdline"], p["mem_used_mib"], p["sm_util"], p["started_at"])
+                rows.append((*key, *details))
+    return rows
+
+
+def columns_of(rows: list[tuple]) -> list[list]:
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+_staged_connections: weakref.WeakSet = weakref.WeakSet()
+
+
+def prepare_stages() -> None:
+    """Create the staging tables once per database connection, outside the flush (a rollback would undo them)."""
+    connection.ensure_connection()
+    if connection.connection not in _staged_connections:
+        with bound_cursor() as cursor:
+            for stage in (SAMPLE_STAGE, PROCESS_STAGE):
+                cursor.execute(stage.create)
+        if not connection.in_atomic_block:  # inside one, a rollback would take the tables with it
+            _staged_connections.add(connection.connection)
+
+
+def copy_rows(cursor, stage: Stage, rows: list[tuple]) -> None:
+    if not rows:
+        return
+    with cursor.copy(stage.copy) as copy:
+        copy.set_types(stage.types)
+        for row in rows:
+            copy.write_row(row)
+
+
+def insert_samples(cursor, samples: list[tuple[GPURef, Sample]]) -> None:
+    if samples:
+        cursor.execute(INSERT_SAMPLES, columns_of(sample_rows(samples)))
+
+
+def insert_processes(cursor, samples: list[tuple[GPURef, Sample]]) -> None:
+    rows = process_rows(samples)
+    if rows:
+        cursor.execute(INSERT_PROCESSES, columns_of(rows))
+
+
+def latest_per_gpu(samples: list[tuple[GPURef, Sample]]) -> dict[int, tuple[GPURef, Sample]]:
+    latest: dict[int, tuple[GPURef, Sample]] = {}
+    for ref, sample in samples:
+        if ref.id not in latest or latest[ref.id][1].ts < sample.ts:
+            latest[ref.id] = (ref, sample)
+    return latest
+
+
+def update_latest(cursor, latest: dict[int, tuple[GPURef, Sample]]) -> list[tuple[GPURef, Sample]]:
+    """Move each GPU's latest state forward; returns the GPUs whose state moved."""
+    if not latest:
+        return []
+    pairs = [latest[gpu_id] for gpu_id in sorted(latest)]  # one lock order for every flush
+    rows = [(ref.id, sample.ts, json.dumps(sample.processes), *sample.values) for ref, sample in pairs]
+    cursor.execute(UPDATE_LATEST, [list(column) for column in zip(*rows, strict=True)])
+    moved = {row[0] for row in cursor.fetchall()}
+    return [pair for pair in pairs if pair[0].id in moved]
+
+
+def mark_online(cursor, node_ids: list[int], now: datetime) -> list[str]:
+    online, offline = NodeStatus.ONLINE.value, NodeStatus.OFFLINE.value
+    cursor.execute(MARK_ONLINE, [online, node_ids, offline, offline, online, now])
+    return [row[0] for row in cursor.fetchall()]
+
+
+def advance_sessions(cursor, frames: list[Frame]) -> None:
+    highest: dict[tuple[int, str, str], int] = {}
+    for frame in frames:
+        key = (frame.node_id, frame.session, frame.boot_id)
+        highest[key] = max(highest.get(key, 0), frame.seq)
+    columns = [list(column) for column in zip(*((*key, seq) for key, seq in highest.items()), strict=True)]
+    cursor.execute(ADVANCE_SESSIONS, columns)
+
+
+def note_late(cursor, samples: list[tuple[GPURef, Sample]], now: datetime) -> None:
+    """Tell the minute rollup to look again where a replay filled in a minute it may have done already."""
+    if not samples:
+        return
+    oldest = min(sample.ts for _, sample in samples)
+    if oldest < now.timestamp() - LATE_AFTER_S:
+        when = datetime.fromtimestamp(oldest, UTC)
+        cursor.execute(NOTE_LATE, [when, when, when])
+
+
+def update_dict(ref: GPURef, sample: Sample) -> dict:
+    """The live pages' view of one GPU after a flush (monitoring.live.apublish_gpu_updates)."""
+    update = {"uuid": ref.uuid, "node": ref.hostname, "index": ref.index, "ts": sample.ts}
+    update.update(zip(METRIC_KEYS, sample.values, strict=True))
+    update["memory_total_mib"] = ref.memory_total_mib
+    update["processes"] = sample.processes
+    return update
+
+
+INSERT_ONE = f"""
+    INSERT INTO monitoring_gpusample (gpu_id, ts, {METRIC_LIST})
+    VALUES (%s, to_timestamp(%s), {", ".join("%s" for _ in METRIC_KEYS)})
+    ON CONFLICT (gpu_id, ts) DO NOTHING
+"""
+INSERT_PROCESS_ONE = """
+    INSERT INTO monitoring_processsample
+        (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at)
+    VALUES (%s, to_timestamp(%s), %s, %s, %s, %s, %s, %s, to_timestamp(%s))
+    ON CONFLICT (gpu_id, ts, pid) DO NOTHING
+"""
+UPDATE_ONE = f"""
+    UPDATE fleet_gpu SET last_sample_at = to_timestamp(%s), processes = %s::jsonb,
+        {", ".join(f"{key} = %s" for key in METRIC_KEYS)}
+    WHERE id = %s AND (last_sample_at IS NULL OR last_sample_at < to_timestamp(%s))
+"""
+
+
+def write_one_by_one(frame: Frame, now: datetime) -> FlushResult:
+    """The naive writer, kept as the benchmark's baseline: one transaction per frame, one statement per row."""
+    PARTITIONS.ensure(days_of(frame.samples))
+    moved = []
+    with transaction.atomic(), connection.cursor() as cursor:
+        for ref, sample in frame.samples:
+            cursor.execute(INSERT_ONE, [ref.id, sample.ts, *sample.values])
+            for p in sample.processes or ():
+                process = [p["pid"], p["user"], p["name"], p["cmdline"], p["mem_used_mib"], p["sm_util"]]
+                cursor.execute(INSERT_PROCESS_ONE, [ref.id, sample.ts, *process, p["started_at"]])
+            latest = [sample.ts, json.dumps(sample.processes), *sample.values, ref.id, sample.ts]
+            cursor.execute(UPDATE_ONE, latest)
+            if cursor.rowcount:
+                moved.append((ref, sample))
+        cursor.execute(MARK_SEEN, [now, [frame.node_id]])
+        online = mark_online(cursor, [frame.node_id], now)
+        advance_sessions(cursor, [frame])
+    return FlushResult([update_dict(ref, sample) for ref, sample in moved], online, len(frame.samples))
