@@ -145,6 +145,10 @@ AGENT_INTERVAL_S = env_float("AGENT_INTERVAL_S", default=1.0, minimum=0.1)
 AGENT_MAX_FRAME_BYTES = env_int("AGENT_MAX_FRAME_BYTES", default=1024 * 1024, minimum=1024)
 METRICS_TOKEN = env_str("METRICS_TOKEN", default="")
 
+# Live pages (docs/fleet-view.md): browsers get at most one coalesced update per tick and server process.
+LIVE_TICK_S = env_float("LIVE_TICK_S", default=0.25, minimum=0.02)
+LIVE_OWNER_CACHE_S = env_float("LIVE_OWNER_CACHE_S", default=30.0, minimum=0.0)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
