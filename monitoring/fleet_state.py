@@ -61,9 +61,16 @@ def node_record(node: Node) -> dict:
     }
 
 
-def nodes_with_gpus() -> QuerySet:
+def nodes_with_gpus(hostname: str | None = None, gpu_uuid: str | None = None) -> QuerySet:
+    """Nodes with their GPUs in two queries; narrowed to one node, or to one GPU and its node."""
     gpus = GPU.objects.select_related("model").order_by("index")
-    return Node.objects.prefetch_related(Prefetch("gpus", queryset=gpus)).order_by("hostname")
+    nodes = Node.objects.order_by("hostname")
+    if hostname is not None:
+        nodes = nodes.filter(hostname=hostname)
+    if gpu_uuid is not None:
+        gpus = gpus.filter(uuid=gpu_uuid)
+        nodes = nodes.filter(gpus__uuid=gpu_uuid)
+    return nodes.prefetch_related(Prefetch("gpus", queryset=gpus))
 
 
 def os_users(gpus: Iterable[dict]) -> set[str]:

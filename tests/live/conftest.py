@@ -5,8 +5,12 @@ import asyncio
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
 from django.db import connections
+from django.test import Client
 
+from fleet.routing import websocket_application
 from monitoring.live import live_group
 
 
@@ -84,3 +88,58 @@ async def thread_connections_closed():
     """Close the connection the ORM's worker thread opened, so the test database can be dropped at the end."""
     yield
     await database_sync_to_async(connections.close_all)()
+
+
+def session_cookie(user) -> str:
+    client = Client()
+    client.force_login(user)
+    return client.cookies[settings.SESSION_COOKIE_NAME].value
+
+
+async def browser_socket(user=None, origin: str = "http://127.0.0.1:8000") -> WebsocketCommunicator:
+    """A connected /ws/live/ socket through the whole websocket stack (origin check, session auth)."""
+    headers = [(b"origin", origin.encode()), (b"host", b"127.0.0.1:8000")]
+    if user is not None:
+        cookie = await database_sync_to_async(session_cookie)(user)
+        headers.append((b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()))
+    return WebsocketCommunicator(websocket_application(), "/ws/live/", headers=headers)
+
+
+def make_fleet() -> dict:
+    """Two nodes: gpu-01 online with two reporting H100s (one busy, owned by alice), gpu-02 offline and silent."""
+    from django.utils import timezone
+
+    from fleet.models import GPU, GPUModel, Node
+
+    h100 = GPUModel.objects.get(name="H100 SXM")
+    busy_node = Node.objects.create(hostname="gpu-01", status="online", last_seen=timezone.now())
+    silent_node = Node.objects.create(hostname="gpu-02", status="offline")
+    state = {k: v for k, v in gpu_update().items() if k not in ("uuid", "node", "index", "ts", "memory_total_mib")}
+    busy = GPU.objects.create(
+        node=busy_node,
+        index=0,
+        uuid="GPU-live-0",
+        model=h100,
+        name="NVIDIA H100 80GB HBM3",
+        memory_total_mib=81559,
+        last_sample_at=timezone.now(),
+        **state,
+    )
+    idle = GPU.objects.create(
+        node=busy_node,
+        index=1,
+        uuid="GPU-live-1",
+        model=h100,
+        memory_total_mib=81559,
+        last_sample_at=timezone.now(),
+        util_gpu=0,
+        mem_used_mib=0,
+        power_w=70.5,
+    )
+    silent = GPU.objects.create(node=silent_node, index=0, uuid="GPU-live-2")
+    return {"busy": busy, "idle": idle, "silent": silent, "busy_node": busy_node, "silent_node": silent_node}
+
+
+@pytest.fixture
+async def fleet(gpu_models, thread_connections_closed):
+    return await database_sync_to_async(make_fleet)()
