@@ -1,10 +1,14 @@
 from django.urls import path
 
 from fleet.views import placeholder
+from monitoring import api
 
 app_name = "monitoring"
 
 urlpatterns = [
     path("alerts/", placeholder("Alerts", "Idle processes, squatters, health and budget alerts."), name="alerts"),
     path("costs/", placeholder("Costs", "Spending by user, project, GPU model and month."), name="costs"),
+    path("api/fleet/", api.FleetView.as_view(), name="api-fleet"),
+    path("api/gpus/<str:uuid>/", api.GPUView.as_view(), name="api-gpu"),
+    path("api/gpus/<str:uuid>/series/", api.GPUSeriesView.as_view(), name="api-gpu-series"),
 ]
