@@ -1,6 +1,8 @@
 // History charts with Plotly: series from /api/gpus/<uuid>/series/, extended live on the short ranges.
 "use strict";
 
+const PLOT_CONFIG = { displaylogo: false, responsive: true };
+
 class HistoryCharts {
   // charts: [{el, title, traces: [{uuid, metric, name, scale}]}]
   constructor(charts) {
@@ -33,6 +35,9 @@ class HistoryCharts {
     if (this.range !== range) return; // another range was picked meanwhile
     this.series.clear();
     this.pending.clear();
+    clearTimeout(this.redrawTimer);
+    this.redrawTimer = null;
+    this.latest = 0;
     uuids.forEach((uuid, i) => this.series.set(uuid, responses[i]));
     for (const chart of this.charts) this.draw(chart);
     const first = responses[0];
@@ -78,7 +83,7 @@ class HistoryCharts {
       legend: { orientation: "h", y: -0.2 },
       annotations: points ? [] : [{ text: "No data in this range", showarrow: false, xref: "paper", yref: "paper", x: 0.5, y: 0.5 }],
     };
-    Plotly.react(chart.el, data, layout, { displaylogo: false, responsive: true });
+    Plotly.react(chart.el, data, layout, PLOT_CONFIG);
     chart.el.dataset.points = String(points);
   }
 
@@ -109,26 +114,49 @@ class HistoryCharts {
     }
   }
 
+  // New points are drawn at most once a second, one redraw per chart, however many GPUs report.
   append(uuid, seconds, valueOf) {
     const s = this.series.get(uuid);
     if (s.t.length && seconds <= s.t[s.t.length - 1]) return;
     s.t.push(seconds);
-    const span = s.end - s.start;
-    const maxPoints = Math.ceil(span / s.step_s) + 1;
     for (const chart of this.charts) {
-      const indices = [], xs = [], ys = [];
       chart.traces.forEach((t, i) => {
         if (t.uuid !== uuid) return;
         const value = valueOf(t.metric);
-        indices.push(i);
-        xs.push([new Date(seconds * 1000)]);
-        ys.push([value === null || value === undefined ? null : value * (t.scale || 1)]);
+        const trace = chart.el.data[i];
+        trace.x.push(new Date(seconds * 1000));
+        trace.y.push(value === null || value === undefined ? null : value * (t.scale || 1));
+        chart.dirty = true;
       });
-      if (!indices.length) continue;
-      Plotly.extendTraces(chart.el, { x: xs, y: ys }, indices, maxPoints);
-      const end = new Date(seconds * 1000), start = new Date((seconds - span) * 1000);
-      Plotly.relayout(chart.el, { "xaxis.range": [start, end], annotations: [] });
-      chart.el.dataset.points = String(Number(chart.el.dataset.points || 0) + indices.length);
+    }
+    this.latest = Math.max(this.latest || 0, seconds);
+    if (!this.redrawTimer) this.redrawTimer = setTimeout(() => this.redraw(), 1000);
+  }
+
+  redraw() {
+    this.redrawTimer = null;
+    const first = this.series.values().next().value;
+    if (!first) return;
+    const span = first.end - first.start;
+    const start = new Date((this.latest - span) * 1000), end = new Date(this.latest * 1000);
+    for (const chart of this.charts) {
+      if (!chart.dirty) continue;
+      chart.dirty = false;
+      let points = 0;
+      for (const trace of chart.el.data) {
+        const keep = trace.x.findIndex((x) => x >= start);
+        if (keep > 0) {
+          trace.x.splice(0, keep);
+          trace.y.splice(0, keep);
+        }
+        points += trace.x.length;
+      }
+      const layout = chart.el.layout;
+      layout.xaxis.range = [start, end];
+      layout.annotations = [];
+      layout.datarevision = (layout.datarevision || 0) + 1;
+      Plotly.react(chart.el, chart.el.data, layout, PLOT_CONFIG);
+      chart.el.dataset.points = String(points);
     }
   }
 }
