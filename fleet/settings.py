@@ -6,6 +6,7 @@ from fleet.env import (
     broker_url,
     database_from_url,
     env_bool,
+    env_choice,
     env_float,
     env_int,
     env_list,
@@ -90,6 +91,15 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
+CELERY_IMPORTS = ["monitoring.storage.tasks"]
+# Periodic tasks, copied into django-celery-beat's tables when beat starts; every app adds its own.
+CELERY_BEAT_SCHEDULE = {
+    "telemetry-rollup-minutes": {"task": "monitoring.rollup_minutes", "schedule": 30.0},
+    "telemetry-rollup-hours": {"task": "monitoring.rollup_hours", "schedule": 300.0},
+    "telemetry-retention": {"task": "monitoring.enforce_retention", "schedule": 3600.0},
+    "telemetry-partitions": {"task": "monitoring.prepare_partitions", "schedule": 3600.0},
+    "telemetry-offline-backstop": {"task": "monitoring.mark_silent_nodes_offline", "schedule": 10.0},
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -144,6 +154,16 @@ SPECTACULAR_SETTINGS = {
 AGENT_INTERVAL_S = env_float("AGENT_INTERVAL_S", default=1.0, minimum=0.1)
 AGENT_MAX_FRAME_BYTES = env_int("AGENT_MAX_FRAME_BYTES", default=1024 * 1024, minimum=1024)
 METRICS_TOKEN = env_str("METRICS_TOKEN", default="")
+# Ingest: frames from every agent connection wait up to INGEST_FLUSH_MS (or until INGEST_FLUSH_SAMPLES
+# samples are waiting) and are written in one transaction. INGEST_WRITER: "insert" (multi-row INSERT),
+# "copy" (COPY through a staging table) or "per-sample" (one INSERT per sample; the benchmark's baseline).
+INGEST_FLUSH_MS = env_float("INGEST_FLUSH_MS", default=20.0, minimum=1.0)
+INGEST_FLUSH_SAMPLES = env_int("INGEST_FLUSH_SAMPLES", default=5000, minimum=1)
+INGEST_WRITER = env_choice("INGEST_WRITER", default="insert", choices=("insert", "copy", "per-sample"))
+# Retention: raw samples, then 1-minute rollups, then 1-hour rollups (0 keeps them forever).
+FLEET_RAW_RETENTION_HOURS = env_int("FLEET_RAW_RETENTION_HOURS", default=48, minimum=2)
+FLEET_MINUTE_RETENTION_DAYS = env_int("FLEET_MINUTE_RETENTION_DAYS", default=90, minimum=1)
+FLEET_HOUR_RETENTION_DAYS = env_int("FLEET_HOUR_RETENTION_DAYS", default=0, minimum=0)
 
 # Live pages (docs/fleet-view.md): browsers get at most one coalesced update per tick and server process.
 LIVE_TICK_S = env_float("LIVE_TICK_S", default=0.25, minimum=0.02)
