@@ -70,15 +70,20 @@ class Coalescer:
         self.nodes: dict[str, str] = {}
         self.last_sent = float("-inf")
         self.sender: asyncio.Task | None = None
+        self.sent: asyncio.Future | None = None  # resolved when what is pending now has been sent
 
     def add_gpus(self, updates: Iterable[dict]) -> None:
         for update in updates:
             self.gpus[update["uuid"]] = update
         self._wake()
 
-    def add_node(self, hostname: str, status: str) -> None:
+    def add_node(self, hostname: str, status: str) -> asyncio.Future:
+        """Returns a future resolved once the status is sent: a node flip is rare, and callers may be short-lived."""
         self.nodes[hostname] = status
         self._wake()
+        if self.sent is None or self.sent.done():
+            self.sent = asyncio.get_running_loop().create_future()
+        return self.sent
 
     def _wake(self) -> None:
         if self.sender is None or self.sender.done():
@@ -101,10 +106,17 @@ class Coalescer:
         self.last_sent = asyncio.get_running_loop().time()
         gpus, self.gpus = list(self.gpus.values()), {}
         nodes, self.nodes = self.nodes, {}
-        if not gpus and not nodes:
-            return
-        owners = await self.owners.lookup(process_users(gpus))
-        await get_channel_layer().group_send(live_group(), update_message(gpus, nodes, owners))
+        waiting, self.sent = self.sent, None
+        try:
+            if gpus or nodes:
+                owners = await self.owners.lookup(process_users(gpus))
+                await get_channel_layer().group_send(live_group(), update_message(gpus, nodes, owners))
+        except Exception as error:
+            if waiting is not None and not waiting.done():
+                waiting.set_exception(error)
+            raise
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
 
 
 def update_message(gpus: list[dict], nodes: dict[str, str], owners: dict[str, str]) -> dict:
@@ -130,19 +142,22 @@ def coalescer() -> Coalescer:
 
 
 async def apublish_gpu_updates(updates: list[dict]) -> None:
-    """Hand committed GPU updates (the ingest's dicts) to the browsers; returns at once, sending happens per tick."""
+    """Hand committed GPU updates (the ingest's dicts) to the browsers.
+
+    Returns at once; the sending happens on the next tick in this event loop, so call it from a
+    long-lived loop (the server's). Awaiting each send would hold the caller a tick per batch.
+    """
     coalescer().add_gpus(updates)
 
 
 async def apublish_node_status(hostname: str, status: str) -> None:
-    """Hand a node's new status (fleet.choices.NodeStatus) to the browsers."""
-    coalescer().add_node(hostname, status)
+    """Hand a node's new status (fleet.choices.NodeStatus) to the browsers; returns once it is sent (≤ 1 tick).
+
+    Safe from short-lived loops too, e.g. a Celery task's async_to_sync(apublish_node_status)(...).
+    """
+    await coalescer().add_node(hostname, status)
 
 
 def publish_node_status_on_commit(hostname: str, status: str) -> None:
-    """For code outside the event loop (a Celery task marking a silent node offline): send after commit."""
-
-    def send() -> None:
-        async_to_sync(get_channel_layer().group_send)(live_group(), update_message([], {hostname: status}, {}))
-
-    transaction.on_commit(send)
+    """For synchronous code that changes a node's status in a transaction: send once it commits."""
+    transaction.on_commit(lambda: async_to_sync(apublish_node_status)(hostname, status))

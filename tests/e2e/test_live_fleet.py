@@ -8,10 +8,12 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from fleet.models import GPU, GPUModel, Node
+from fleet.nodes import add_node
 from monitoring.models import GPUSample
 from tests.conftest import log_in
-from tests.live.conftest import gpu_update
-from tests.support.live import publish
+from tests.live.conftest import gpu_update, store_samples
+from tests.support.live import agent_socket, publish
+from tests.telemetry.agents import gpu_uuid, hello, samples
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -39,14 +41,25 @@ def open_live(page, server, path: str) -> None:
     expect(page.locator("[data-live-state]")).to_have_text("live")
 
 
-def test_a_gpu_tile_changes_when_a_new_frame_arrives(page, asgi_server, gpu):
+@pytest.fixture
+def agent(asgi_server, cast, gpu_models):
+    """A node whose agent has said hello (so its GPU is in the inventory) and stays connected."""
+    _, token = add_node("gpu-agent-01")
+    with agent_socket(asgi_server.url, token) as socket:
+        assert socket.send(hello("gpu-agent-01", gpus=1))["type"] == "welcome"
+        yield socket
+
+
+def test_a_gpu_tile_changes_when_an_agent_frame_arrives(page, asgi_server, agent):
+    uuid = gpu_uuid("gpu-agent-01", 0)
     open_live(page, asgi_server, "/fleet/")
-    tile = page.locator("[data-gpu='GPU-e2e-live']")
-    expect(tile).to_have_class("tile util-idle")
+    tile = page.locator(f"[data-gpu='{uuid}']")
+    expect(tile.locator("[data-field='util']")).to_have_text("N/A")
 
-    publish([gpu_update("GPU-e2e-live", node="gpu-e2e-01", ts=time.time(), clocks_event_reasons=0x40)])
+    ack = agent.send(samples("gpu-agent-01", seq=1, gpus=1, util_gpu=93, clocks_event_reasons=0x40))
 
-    expect(tile.locator("[data-field='util']")).to_have_text("97 %")
+    assert ack == {"type": "ack", "seq": 1}
+    expect(tile.locator("[data-field='util']")).to_have_text("93 %")
     expect(tile).to_have_class("tile util-full")
     expect(tile.locator("[data-field='throttle']")).to_have_text("Thermal throttling")
     expect(tile.locator("[data-field='procs']")).to_contain_text("alice python · 57.6 GiB")
@@ -71,17 +84,16 @@ def test_the_free_filter_hides_busy_gpus(page, asgi_server, gpu):
     expect(page.locator("[data-empty-filter]")).to_be_visible()
 
 
-def test_the_gpu_page_draws_its_charts_and_extends_them_live(page, asgi_server, gpu):
+def test_the_gpu_page_draws_its_charts_and_extends_them_live(page, asgi_server, agent):
+    gpu = GPU.objects.get(uuid=gpu_uuid("gpu-agent-01", 0))
     now = timezone.now()
-    GPUSample.objects.bulk_create(
-        GPUSample(gpu=gpu, ts=now - timedelta(seconds=s), util_gpu=50 + s % 7, power_w=300) for s in range(1, 121)
-    )
-    open_live(page, asgi_server, "/fleet/gpus/GPU-e2e-live/")
+    store_samples([GPUSample(gpu=gpu, ts=now - timedelta(seconds=s), util_gpu=50 + s % 7) for s in range(2, 122)])
+    open_live(page, asgi_server, f"/fleet/gpus/{gpu.uuid}/")
     util_chart = page.locator("[data-chart='util']")
     expect(util_chart.locator(".main-svg").first).to_be_visible()
     expect(util_chart).to_have_attribute("data-points", "240")  # GPU and memory utilization, 120 samples each
 
-    publish([gpu_update("GPU-e2e-live", node="gpu-e2e-01", ts=time.time())])
+    assert agent.send(samples("gpu-agent-01", seq=1, gpus=1))["type"] == "ack"
 
     expect(util_chart).to_have_attribute("data-points", "242")
     expect(page.locator("[data-field='clocks']")).to_have_text("1980 MHz / 2619 MHz")

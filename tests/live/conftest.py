@@ -143,3 +143,14 @@ def make_fleet() -> dict:
 @pytest.fixture
 async def fleet(gpu_models, thread_connections_closed):
     return await database_sync_to_async(make_fleet)()
+
+
+def store_samples(samples: list) -> None:
+    """Store raw GPUSample rows, making the daily partitions they fall in first (as the ingest does)."""
+    from datetime import UTC
+
+    from monitoring.models import GPUSample
+    from monitoring.storage.partitions import create_missing
+
+    create_missing({sample.ts.astimezone(UTC).date() for sample in samples})
+    GPUSample.objects.bulk_create(samples)

@@ -8,6 +8,7 @@ from django.utils import timezone
 from fleet.models import GPU, Node
 from monitoring.chart_series import gpu_series
 from monitoring.models import GPUHour, GPUMinute, GPUSample
+from tests.live.conftest import store_samples
 
 
 @pytest.fixture
@@ -21,9 +22,11 @@ def now():
 
 
 def samples(gpu, now, seconds_ago: list[int], **values) -> None:
-    GPUSample.objects.bulk_create(
-        GPUSample(gpu=gpu, ts=now - timedelta(seconds=s), util_gpu=values.get("util_gpu", 100 - s), power_w=200.0)
-        for s in seconds_ago
+    store_samples(
+        [
+            GPUSample(gpu=gpu, ts=now - timedelta(seconds=s), util_gpu=values.get("util_gpu", 100 - s), power_w=200.0)
+            for s in seconds_ago
+        ]
     )
 
 

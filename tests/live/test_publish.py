@@ -3,11 +3,19 @@
 import asyncio
 
 import pytest
+from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
+from django.db import transaction
 
 from fleet.models import OsAccount
-from monitoring.live import UPDATE, apublish_gpu_updates, apublish_node_status, coalescer
+from monitoring.live import (
+    UPDATE,
+    apublish_gpu_updates,
+    apublish_node_status,
+    coalescer,
+    publish_node_status_on_commit,
+)
 from tests.live.conftest import gpu_update
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("thread_connections_closed")]
@@ -88,3 +96,26 @@ async def test_processes_get_their_researcher_as_owner(listener):
     assert [(p["user"], p["owner"]) for p in gpu["processes"]] == [("d.smith", "dana"), ("carol", None)]
     assert gpu["users"] == ["carol", "dana"]
     assert gpu["processes"][1]["started_at"] is None and gpu["processes"][1]["sm_util"] is None
+
+
+async def test_a_node_status_from_a_short_lived_event_loop_is_sent_before_the_call_returns(listener):
+    # A Celery task runs async_to_sync(apublish_node_status)(...) in a loop that ends right after.
+    await asyncio.to_thread(async_to_sync(apublish_node_status), "gpu-03", "offline")
+    message = await listener.receive(timeout_s=2)
+    assert [(n["hostname"], n["status"]) for n in message["nodes"]] == [("gpu-03", "offline")]
+
+
+async def test_synchronous_code_publishes_a_node_status_once_its_transaction_commits(listener):
+    def flip_and_roll_back():
+        with transaction.atomic():
+            publish_node_status_on_commit("gpu-04", "online")
+            transaction.set_rollback(True)
+
+    def flip():
+        with transaction.atomic():
+            publish_node_status_on_commit("gpu-04", "draining")
+
+    await database_sync_to_async(flip_and_roll_back)()
+    await database_sync_to_async(flip)()
+    message = await listener.receive()
+    assert [(n["hostname"], n["status"]) for n in message["nodes"]] == [("gpu-04", "draining")]

@@ -1,7 +1,10 @@
 """Publishing live updates from a test process, as the ingest does after a commit (through Redis to the server)."""
 
 import asyncio
+import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 def publish(gpu_updates: list[dict] = (), node_statuses: dict[str, str] | None = None) -> None:
@@ -33,3 +36,24 @@ def run(coroutine_function) -> list[BaseException]:
     except BaseException as error:  # handed to the test's thread
         return [error]
     return []
+
+
+class AgentSocket:
+    """A node agent speaking protocol v1 to a real server over a real websocket (websockets' sync client)."""
+
+    def __init__(self, ws):
+        self.ws = ws
+
+    def send(self, frame: dict) -> dict:
+        """Send a frame and return the server's answer (welcome, ack or error)."""
+        self.ws.send(json.dumps(frame))
+        return json.loads(self.ws.recv(timeout=15))
+
+
+@contextmanager
+def agent_socket(server_url: str, token: str) -> Iterator[AgentSocket]:
+    from websockets.sync.client import connect
+
+    url = server_url.replace("http://", "ws://") + "/ws/agent/"
+    with connect(url, additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=10) as ws:
+        yield AgentSocket(ws)
