@@ -5,7 +5,7 @@ import json
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from monitoring.live import live_group
+from monitoring.live import live_group, update_text
 from monitoring.subscriptions import Subscription, SubscriptionError
 
 # 4401 mirrors HTTP 401 like the agent's close code; the browser logs in again and reconnects.
@@ -59,7 +59,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             return
         gpus, nodes = self.subscription.narrow(message["gpus"], message["nodes"])
         if gpus or nodes:
-            await self.send_json({"type": "update", "gpus": gpus, "nodes": nodes, "sent_at": message["sent_at"]})
+            await self.send(text_data=update_text(gpus, nodes, message["sent_at"]))
 
     async def send_error(self, detail: str) -> None:
         await self.send_json({"type": "error", "detail": detail})

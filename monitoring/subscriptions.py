@@ -76,12 +76,12 @@ class Subscription:
         payload = {"type": "snapshot", "scope": self.scope, "key": self.key, "summary": summary, "nodes": serialized}
         return replace(self, node=serialized[0]["hostname"] if self.scope != "fleet" else None), payload
 
-    def narrow(self, gpus: list[dict], nodes: list[dict]) -> tuple[list[dict], list[dict]]:
-        """The GPU states and node statuses of an update that this subscription shows."""
+    def narrow(self, gpus: list[list], nodes: list[list]) -> tuple[list[list], list[list]]:
+        """The entries of an update ([uuid, hostname, json] and [hostname, json]) that this subscription shows."""
         if self.scope == "fleet":
             return gpus, nodes
         if self.scope == "gpu":
-            gpus = [gpu for gpu in gpus if gpu["uuid"] == self.key]
+            gpus = [entry for entry in gpus if entry[0] == self.key]
         else:
-            gpus = [gpu for gpu in gpus if gpu["node"] == self.node]
-        return gpus, [node for node in nodes if node["hostname"] == self.node]
+            gpus = [entry for entry in gpus if entry[1] == self.node]
+        return gpus, [entry for entry in nodes if entry[0] == self.node]

@@ -1,6 +1,7 @@
 """Fixtures for the live fleet view: a listener on the live group and GPU updates as the ingest sends them."""
 
 import asyncio
+import json
 
 import pytest
 from channels.db import database_sync_to_async
@@ -27,6 +28,10 @@ class GroupListener:
         return self
 
     async def receive(self, timeout_s: float = 5.0) -> dict:
+        """The next group message, its pre-encoded GPU states and node statuses decoded."""
+        return decoded(await self.receive_raw(timeout_s))
+
+    async def receive_raw(self, timeout_s: float = 5.0) -> dict:
         return await asyncio.wait_for(self.layer.receive(self.channel), timeout_s)
 
     async def nothing_within(self, seconds: float) -> bool:
@@ -38,6 +43,11 @@ class GroupListener:
 
     async def leave(self) -> None:
         await self.layer.group_discard(live_group(), self.channel)
+
+
+def decoded(message: dict) -> dict:
+    gpus = [json.loads(entry[-1]) for entry in message["gpus"]]
+    return {**message, "gpus": gpus, "nodes": [json.loads(entry[-1]) for entry in message["nodes"]]}
 
 
 @pytest.fixture

@@ -42,11 +42,11 @@ def test_a_gpu_that_never_reported_has_nulls_not_zeros(client, cast, fleet):
 
 def test_the_api_and_the_live_updates_share_one_serializer(client, cast, fleet):
     from monitoring.live import update_message
-    from tests.live.conftest import gpu_update
+    from tests.live.conftest import decoded, gpu_update
 
     client.force_login(cast["owner"])
     api_gpu = client.get("/api/gpus/GPU-live-0/").json()
-    live_gpu = update_message([gpu_update(ts=api_gpu["ts"])], {}, {"alice": "alice"})["gpus"][0]
+    live_gpu = decoded(update_message([gpu_update(ts=api_gpu["ts"])], {}, {"alice": "alice"}))["gpus"][0]
     assert {key: api_gpu[key] for key in live_gpu} == live_gpu
 
 

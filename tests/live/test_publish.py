@@ -1,6 +1,7 @@
 """The ingest publishes committed updates; the live group gets one coalesced message per tick."""
 
 import asyncio
+import json
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -119,3 +120,12 @@ async def test_synchronous_code_publishes_a_node_status_once_its_transaction_com
     await database_sync_to_async(flip)()
     message = await listener.receive()
     assert [(n["hostname"], n["status"]) for n in message["nodes"]] == [("gpu-04", "draining")]
+
+
+async def test_each_state_travels_encoded_once_next_to_the_keys_pages_filter_on(listener):
+    await apublish_gpu_updates([gpu_update("GPU-live-7", node="gpu-07")])
+    await apublish_node_status("gpu-07", "online")
+    message = await listener.receive_raw()
+    (uuid, hostname, text), (node, node_text) = message["gpus"][0], message["nodes"][0]
+    assert (uuid, hostname, node) == ("GPU-live-7", "gpu-07", "gpu-07")
+    assert json.loads(text)["util_gpu"] == 97 and json.loads(node_text)["status"] == "online"
