@@ -50,8 +50,10 @@ def band_class(band: str) -> str:
 
 
 @register.filter
-def band_label(band: str) -> str:
-    return UtilizationBand(band).label
+def band_text(gpu: dict) -> str:
+    """The band's label; an idle GPU that still has processes is "held" (memory kept, nothing running)."""
+    held = gpu.get("band") == UtilizationBand.IDLE and gpu.get("processes")
+    return f"{UtilizationBand(gpu['band']).label} · held" if held else UtilizationBand(gpu["band"]).label
 
 
 @register.filter

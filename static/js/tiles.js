@@ -77,7 +77,8 @@ const Tiles = {
     tile.dataset.free = Tiles.isFree(gpu) ? "1" : "0";
     tile.dataset.ts = gpu.ts ?? "";
     Tiles.setText(tile, "util", Fmt.na(gpu.util_gpu, "%"));
-    Tiles.setText(tile, "band", LABELS.bands[gpu.band][0]);
+    const held = gpu.band === "idle" && gpu.processes && gpu.processes.length;
+    Tiles.setText(tile, "band", held ? `${LABELS.bands[gpu.band][0]} · held` : LABELS.bands[gpu.band][0]);
     Tiles.field(tile, "mem-bar").style.width = `${Fmt.memPct(gpu)}%`;
     Tiles.setText(tile, "mem", Fmt.memText(gpu));
     Tiles.setText(tile, "temp", Fmt.na(gpu.temp_c, "°C"));

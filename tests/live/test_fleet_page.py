@@ -54,11 +54,13 @@ def test_throttling_is_shown_from_the_clocks_event_bits(client, cast, fleet):
     assert "throttling" not in tile(body, "GPU-live-1").lower()
 
 
-def test_an_os_user_without_a_researcher_is_shown_as_is(client, cast, fleet):
+def test_an_idle_gpu_with_a_forgotten_process_is_held_by_its_os_user(client, cast, fleet):
     processes = [{"pid": 7, "user": "carol", "name": "python", "cmdline": "python x.py", "mem_used_mib": 1024}]
     GPU.objects.filter(uuid="GPU-live-1").update(processes=processes)
     client.force_login(cast["owner"])
-    assert "<b>carol</b> python · 1.0 GiB" in tile(client.get("/fleet/").content.decode(), "GPU-live-1")
+    html = tile(client.get("/fleet/").content.decode(), "GPU-live-1")
+    assert "<b>carol</b> python · 1.0 GiB" in html
+    assert 'data-field="band">Idle · held<' in html and 'data-free="0"' in html
 
 
 def test_the_summary_counts_busy_idle_and_offline_gpus(client, cast, fleet):
