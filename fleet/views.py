@@ -7,7 +7,7 @@ from django.views.decorators.cache import never_cache
 
 from fleet.health import fleet_health
 from monitoring.chart_series import RANGES
-from monitoring.fleet_state import fleet_payload, nodes_with_gpus
+from monitoring.fleet_state import fleet_payload
 
 
 def home(request):
@@ -22,7 +22,7 @@ def fleet(request):
 
 
 def node(request, hostname: str):
-    payload = fleet_payload(nodes_with_gpus(hostname=hostname))
+    payload = fleet_payload(hostname=hostname)
     if not payload["nodes"]:
         raise Http404(f"No node named {hostname}")
     context = {"fleet": payload, "node": payload["nodes"][0], "ranges": RANGES}
@@ -30,7 +30,7 @@ def node(request, hostname: str):
 
 
 def gpu(request, uuid: str):
-    payload = fleet_payload(nodes_with_gpus(gpu_uuid=uuid))
+    payload = fleet_payload(gpu_uuid=uuid)
     if not payload["nodes"]:
         raise Http404(f"No GPU {uuid}")
     node = payload["nodes"][0]

@@ -1,5 +1,6 @@
 """JSON API of the live fleet: nodes with GPUs and their latest state, and GPU time series."""
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -58,7 +59,10 @@ class FleetView(APIView):
 class GPUView(APIView):
     @extend_schema(responses=GPUSerializer, summary="One GPU with its latest state")
     def get(self, request: Request, uuid: str) -> Response:
-        return Response(gpu_payload(get_object_or_404(GPU.objects.select_related("node", "model"), uuid=uuid)))
+        payload = gpu_payload(uuid)
+        if payload is None:
+            raise Http404("No GPU with this UUID.")
+        return Response(payload)
 
 
 class GPUSeriesView(APIView):

@@ -2,12 +2,10 @@
 
 from collections.abc import Iterable
 
-from django.db.models import Prefetch, QuerySet
-
 from fleet.choices import NodeStatus, UtilizationBand
 from fleet.models import GPU, Node
 from fleet.owners import owners_by_os_username
-from monitoring.serializers import FleetSummarySerializer, GPUSerializer, NodeSerializer
+from monitoring.serializers import FleetSummarySerializer, NodeSerializer
 
 STATE_FIELDS = (
     "util_gpu",
@@ -25,52 +23,76 @@ STATE_FIELDS = (
 )
 
 
+GPU_COLUMNS = (
+    *STATE_FIELDS,
+    "node_id",
+    "uuid",
+    "index",
+    "last_sample_at",
+    "memory_total_mib",
+    "processes",
+    "name",
+    "model__name",
+    "power_limit_w",
+    "pcie_gen",
+    "pcie_width",
+    "mig",
+)
+NODE_COLUMNS = ("id", "hostname", "status", "last_seen", "labels", "driver_version", "cuda_version")
+
+
 def unix(moment) -> float | None:
     return moment.timestamp() if moment else None
 
 
-def gpu_record(gpu: GPU, hostname: str) -> dict:
-    """A GPU row as the mapping the serializers read (the shape of the ingest's live updates)."""
-    record = {field: getattr(gpu, field) for field in STATE_FIELDS}
+def gpu_record(row: dict, hostname: str) -> dict:
+    """A GPU row (from .values()) as the mapping the serializers read: the shape of the ingest's live updates."""
+    record = {field: row[field] for field in STATE_FIELDS}
     record.update(
-        uuid=gpu.uuid,
+        uuid=row["uuid"],
         node=hostname,
-        index=gpu.index,
-        ts=unix(gpu.last_sample_at),
-        memory_total_mib=gpu.memory_total_mib,
-        processes=gpu.processes or [],
-        name=gpu.name,
-        model=gpu.model.name if gpu.model else None,
-        power_limit_w=gpu.power_limit_w,
-        pcie_gen=gpu.pcie_gen,
-        pcie_width=gpu.pcie_width,
-        mig=gpu.mig,
+        index=row["index"],
+        ts=unix(row["last_sample_at"]),
+        memory_total_mib=row["memory_total_mib"],
+        processes=row["processes"] or [],
+        name=row["name"],
+        model=row["model__name"],
+        power_limit_w=row["power_limit_w"],
+        pcie_gen=row["pcie_gen"],
+        pcie_width=row["pcie_width"],
+        mig=row["mig"],
     )
     return record
 
 
-def node_record(node: Node) -> dict:
-    return {
-        "hostname": node.hostname,
-        "status": node.status,
-        "last_seen": unix(node.last_seen),
-        "labels": node.labels or [],
-        "driver_version": node.driver_version,
-        "cuda_version": node.cuda_version,
-        "gpus": [gpu_record(gpu, node.hostname) for gpu in node.gpus.all()],
-    }
+def node_records(hostname: str | None = None, gpu_uuid: str | None = None) -> list[dict]:
+    """Nodes with their GPUs' latest state in two queries; narrowed to one node, or to one GPU and its node.
 
-
-def nodes_with_gpus(hostname: str | None = None, gpu_uuid: str | None = None) -> QuerySet:
-    """Nodes with their GPUs in two queries; narrowed to one node, or to one GPU and its node."""
-    gpus = GPU.objects.select_related("model").order_by("index")
+    Plain rows rather than model instances: a 1,000-GPU fleet is read several times faster.
+    """
     nodes = Node.objects.order_by("hostname")
+    gpus = GPU.objects.order_by("index")
     if hostname is not None:
-        nodes = nodes.filter(hostname=hostname)
+        nodes, gpus = nodes.filter(hostname=hostname), gpus.filter(node__hostname=hostname)
     if gpu_uuid is not None:
-        gpus = gpus.filter(uuid=gpu_uuid)
-        nodes = nodes.filter(gpus__uuid=gpu_uuid)
-    return nodes.prefetch_related(Prefetch("gpus", queryset=gpus))
+        nodes, gpus = nodes.filter(gpus__uuid=gpu_uuid), gpus.filter(uuid=gpu_uuid)
+    records = {
+        row["id"]: {
+            "hostname": row["hostname"],
+            "status": row["status"],
+            "last_seen": unix(row["last_seen"]),
+            "labels": row["labels"] or [],
+            "driver_version": row["driver_version"],
+            "cuda_version": row["cuda_version"],
+            "gpus": [],
+        }
+        for row in nodes.values(*NODE_COLUMNS)
+    }
+    for row in gpus.values(*GPU_COLUMNS):
+        node = records.get(row["node_id"])
+        if node is not None:
+            node["gpus"].append(gpu_record(row, node["hostname"]))
+    return list(records.values())
 
 
 def os_users(gpus: Iterable[dict]) -> set[str]:
@@ -103,18 +125,18 @@ def summarize(nodes: list[dict]) -> dict:
     return {"gpus": total, "busy": busy, "idle": idle, "offline": offline, "utilization": utilization, "power_w": power}
 
 
-def serialize_nodes(nodes: Iterable[Node]) -> list[dict]:
-    records = [node_record(node) for node in nodes]
+def serialize_nodes(records: list[dict]) -> list[dict]:
     owners = owner_names(gpu for record in records for gpu in record["gpus"])
     return NodeSerializer(records, many=True, context={"owners": owners}).data
 
 
-def fleet_payload(nodes: Iterable[Node] | None = None) -> dict:
-    """The whole fleet as /api/fleet/ returns it and the Fleet page's snapshot."""
-    serialized = serialize_nodes(nodes_with_gpus() if nodes is None else nodes)
+def fleet_payload(hostname: str | None = None, gpu_uuid: str | None = None) -> dict:
+    """The fleet (or one node, or one GPU and its node) as /api/fleet/ returns it and pages draw it."""
+    serialized = serialize_nodes(node_records(hostname=hostname, gpu_uuid=gpu_uuid))
     return {"summary": FleetSummarySerializer(summarize(serialized)).data, "nodes": serialized}
 
 
-def gpu_payload(gpu: GPU) -> dict:
-    record = gpu_record(gpu, gpu.node.hostname)
-    return GPUSerializer(record, context={"owners": owner_names([record])}).data
+def gpu_payload(uuid: str) -> dict | None:
+    """One GPU as /api/gpus/<uuid>/ returns it, or None."""
+    nodes = fleet_payload(gpu_uuid=uuid)["nodes"]
+    return nodes[0]["gpus"][0] if nodes else None

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from rest_framework import serializers
 
-from monitoring.fleet_state import nodes_with_gpus, serialize_nodes, summarize
+from monitoring.fleet_state import node_records, serialize_nodes, summarize
 from monitoring.serializers import FleetSummarySerializer
 
 SCOPES = ("fleet", "node", "gpu")
@@ -65,11 +65,11 @@ class Subscription:
 
     def snapshot(self) -> tuple["Subscription", dict]:
         """The scope's current state from the database (call it off the event loop), and the bound subscription."""
-        nodes = nodes_with_gpus(
+        records = node_records(
             hostname=self.key if self.scope == "node" else None,
             gpu_uuid=self.key if self.scope == "gpu" else None,
         )
-        serialized = serialize_nodes(nodes)
+        serialized = serialize_nodes(records)
         if self.scope != "fleet" and not serialized:
             raise SubscriptionError(f"no {self.scope} {self.key!r} in the fleet")
         summary = FleetSummarySerializer(summarize(serialized)).data
