@@ -111,7 +111,9 @@ class Coalescer:
         try:
             if gpus or nodes:
                 owners = await self.owners.lookup(process_users(gpus))
-                await get_channel_layer().group_send(live_group(), update_message(gpus, nodes, owners))
+                # Serializing a thousand states takes tens of ms: off the loop the ingest shares.
+                message = await asyncio.to_thread(update_message, gpus, nodes, owners)
+                await get_channel_layer().group_send(live_group(), message)
         except Exception as error:
             if waiting is not None and not waiting.done():
                 waiting.set_exception(error)
