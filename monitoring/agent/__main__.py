@@ -13,7 +13,7 @@ import sys
 
 from .buffer import DEFAULT_CAPACITY, FrameBuffer
 from .frames import Backend, hello_frame, samples_frame
-from .simulate import SCENARIOS
+from .simulate import MODEL_NAMES, SCENARIOS
 
 log = logging.getLogger("monitoring.agent")
 
@@ -35,6 +35,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--hostname", default=socket.gethostname(), help="node name sent in hello")
     parser.add_argument("--simulate", type=_positive_int, metavar="N", help="simulate N GPUs instead of NVML")
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="mixed", help="roles of simulated GPUs")
+    parser.add_argument(
+        "--gpu-model",
+        choices=MODEL_NAMES,
+        help="model of simulated GPUs (default: the one the host name mentions, else one chosen by host name)",
+    )
     parser.add_argument("--once", action="store_true", help="print hello and one samples frame as JSON, then exit")
     parser.add_argument(
         "--buffer-frames",
@@ -59,15 +64,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    backend = _backend(args)
-    try:
-        backend.start()
-    except RuntimeError as exc:
-        print(
-            f"error: cannot read GPUs through NVML ({exc}). Install the NVIDIA driver on this "
-            "node, or pass --simulate N to run with N simulated GPUs.",
-            file=sys.stderr,
-        )
+    backend = _started_backend(args)
+    if backend is None:
         return 1
     try:
         if args.once:
@@ -78,22 +76,36 @@ def main(argv: list[str] | None = None) -> int:
         backend.close()
 
 
-def _backend(args: argparse.Namespace) -> Backend:
+def _started_backend(args: argparse.Namespace) -> Backend | None:
     if args.simulate:
         from .simulate import Simulator
 
-        return Simulator(args.simulate, args.hostname, args.scenario)
-    from .nvml import NvmlBackend
+        return Simulator(args.simulate, args.hostname, args.scenario, model=args.gpu_model)
+    from .nvml import NvmlBackend, NvmlUnavailable
 
-    return NvmlBackend()
+    backend = NvmlBackend()
+    try:
+        backend.start()
+    except NvmlUnavailable as exc:
+        print(
+            f"error: cannot read GPUs through NVML ({exc}). Install the NVIDIA driver on this "
+            "node, or pass --simulate N to run with N simulated GPUs.",
+            file=sys.stderr,
+        )
+        return None
+    return backend
 
 
 def _print_once(backend: Backend, hostname: str) -> None:
     from uuid import uuid4
 
     frames = {"hello": hello_frame(backend, hostname, uuid4().hex), "samples": samples_frame(backend, 1)}
-    json.dump(frames, sys.stdout, indent=2)
-    sys.stdout.write("\n")
+    try:
+        sys.stdout.write(json.dumps(frames, indent=2) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader (head, grep -m) stopped early; not an error for a debugging print.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 async def _serve(backend: Backend, args: argparse.Namespace) -> int:

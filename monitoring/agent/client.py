@@ -159,7 +159,7 @@ class Agent:
         if isinstance(exc, InvalidStatus):
             return f"server at {self.url} refused the websocket: HTTP {exc.response.status_code}"
         if isinstance(exc, TimeoutError):
-            return f"server at {self.url} did not answer in time"
+            return f"server at {self.url} {exc or 'did not answer in time'}"
         if isinstance(exc, OSError):
             return f"cannot reach server {self.url}: {exc}"
         return f"connection to {self.url} failed: {exc!r}"
@@ -209,14 +209,17 @@ class Agent:
     async def _handshake(self, ws: ClientConnection) -> None:
         hello = await asyncio.to_thread(hello_frame, self.backend, self.hostname, self.session)
         await ws.send(encode(hello))
-        async with asyncio.timeout(self.welcome_timeout):
-            welcome = None
-            while welcome is None:
-                frame = self._parse(await ws.recv())
-                if frame is not None and frame.get("type") == "welcome":
-                    welcome = frame
-                elif frame is not None:
-                    self._handle(frame)
+        try:
+            async with asyncio.timeout(self.welcome_timeout):
+                welcome = None
+                while welcome is None:
+                    frame = self._parse(await ws.recv())
+                    if frame is not None and frame.get("type") == "welcome":
+                        welcome = frame
+                    elif frame is not None:
+                        self._handle(frame)
+        except TimeoutError:
+            raise TimeoutError(f"sent no welcome within {self.welcome_timeout:g} s") from None
         self._on_welcome(welcome)
 
     def _on_welcome(self, welcome: dict) -> None:
@@ -297,7 +300,7 @@ class Agent:
         if kind == "ack":
             seq = frame.get("seq")
             if _is_seq(seq):
-                self.buffer.ack(seq)
+                self.buffer.ack(min(seq, self._highest_sent))
             else:
                 log.warning("server sent an ack without a valid seq: %.80r; ignored", frame)
         elif kind == "error":

@@ -67,9 +67,27 @@ class GpuModel:
 
 MODELS: tuple[GpuModel, ...] = (
     GpuModel("NVIDIA A100-SXM4-80GB", 81920, 400.0, 56.0, 4, 1410, 210, 1593, 1593, False, True),
+    GpuModel("NVIDIA A100-SXM4-40GB", 40960, 400.0, 52.0, 4, 1410, 210, 1215, 1215, False, True),
     GpuModel("NVIDIA H100 80GB HBM3", 81559, 700.0, 72.0, 5, 1980, 345, 2619, 2619, False, True),
-    GpuModel("NVIDIA RTX A6000", 49140, 300.0, 22.0, 4, 1800, 210, 8001, 405, True, False),
+    GpuModel("NVIDIA L40S", 46068, 350.0, 35.0, 4, 2520, 210, 9001, 405, False, True),
+    GpuModel("NVIDIA GeForce RTX 4090", 24564, 450.0, 20.0, 4, 2520, 210, 10501, 405, True, False),
 )
+MODEL_NAMES = tuple(m.name for m in MODELS)
+# A host name that mentions a model (gpu-h100-01) gets that model unless one is named.
+HOSTNAME_HINTS = {"h100": 2, "a100": 0, "l40s": 3, "4090": 4}
+
+
+def pick_model(hostname: str, seed: int, name: str | None = None) -> GpuModel:
+    """The named model, else the one the host name hints at, else one chosen by seed."""
+    if name is not None:
+        by_name = {m.name: m for m in MODELS}
+        if name not in by_name:
+            raise ValueError(f"unknown GPU model {name!r}; choose from {', '.join(MODEL_NAMES)}")
+        return by_name[name]
+    for hint, index in HOSTNAME_HINTS.items():
+        if hint in hostname.lower():
+            return MODELS[index]
+    return MODELS[seed % len(MODELS)]
 
 
 def gpu_uuid(hostname: str, index: int) -> str:
@@ -87,13 +105,14 @@ class Simulator:
         scenario: str = "mixed",
         seed: int | None = None,
         started_at: float | None = None,
+        model: str | None = None,
     ) -> None:
         if scenario not in SCENARIOS:
             raise ValueError(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)}")
         self.hostname = hostname
         self.seed = zlib.crc32(hostname.encode()) if seed is None else seed
         self.started_at = time.time() if started_at is None else started_at
-        self.model = MODELS[self.seed % len(MODELS)]
+        self.model = pick_model(hostname, self.seed, model)
         pattern = SCENARIOS[scenario]
         self.roles = [pattern[i % len(pattern)] for i in range(count)]
         self.uuids = [gpu_uuid(hostname, i) for i in range(count)]

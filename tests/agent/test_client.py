@@ -265,6 +265,21 @@ def test_a_full_buffer_while_offline_keeps_the_newest_frames():
     run(scenario())
 
 
+def test_a_server_that_sends_no_welcome_is_left_and_retried(caplog):
+    async def silent(ws, conn, index):
+        await ws.wait_closed()
+
+    async def scenario():
+        async with AgentServer(silent) as server:
+            agent = make_agent(server.url, welcome_timeout=0.2)
+            async with running(agent):
+                await until(lambda: len(server.connections) >= 2, what="a retry")
+
+    with caplog.at_level(logging.WARNING, logger="monitoring.agent"):
+        run(scenario())
+    assert "sent no welcome within 0.2 s" in caplog.text
+
+
 def test_it_uses_the_interval_the_welcome_sets():
     async def scenario():
         async with AgentServer() as server:

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from monitoring.agent.metrics import (
     BY_KEY,
     CLOCKS_EVENT_REASONS,
@@ -52,3 +54,10 @@ def test_clocks_event_reasons_bits_have_names():
     assert THERMAL_REASONS_MASK == 0x60
     assert reasons_names(0x41) == ["gpu_idle", "hw_thermal_slowdown"]
     assert CLOCKS_EVENT_REASONS["sw_power_cap"] == 0x4
+
+
+def test_the_protocol_document_lists_every_metric_with_its_unit():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "agent-protocol.md").read_text()
+
+    for metric in METRICS:
+        assert f"| `{metric.key}` | {metric.type.__name__} | {metric.unit} | {metric.dcgm} |" in doc

@@ -3,7 +3,7 @@ import itertools
 import pytest
 
 from monitoring.agent.metrics import METRIC_KEYS, THERMAL_REASONS_MASK, in_bounds
-from monitoring.agent.simulate import MODELS, Simulator, gpu_uuid
+from monitoring.agent.simulate import MODEL_NAMES, Simulator, gpu_uuid
 
 START = 1_795_000_000.0
 HOURS = 3600
@@ -37,7 +37,7 @@ def test_a_forgotten_process_stays_at_zero_percent_holding_its_memory_for_hours(
     assert all(r["mem_used_mib"] > 0.8 * sim.model.memory_total_mib for r in seen)
     owners = {(p["pid"], p["user"], p["sm_util"], p["started_at"]) for r in seen for p in r["processes"]}
     assert len(owners) == 1
-    pid, user, sm_util, started_at = owners.pop()
+    _pid, user, sm_util, started_at = owners.pop()
     assert (user, sm_util) == ("carol", 0)
     assert START - started_at > 2 * 24 * HOURS
 
@@ -57,7 +57,7 @@ def test_a_throttling_gpu_heats_up_then_sets_the_thermal_bit_and_drops_its_clock
 def test_training_dips_every_thirty_seconds_or_so():
     sim = Simulator(1, "gpu-03", scenario="training", started_at=START)
 
-    utils = [readings_at(sim, t)[0]["util_gpu"] for t in range(0, 120)]
+    utils = [readings_at(sim, t)[0]["util_gpu"] for t in range(120)]
 
     dip_starts = [t for t in range(1, 120) if utils[t] < 20 <= utils[t - 1]]
     assert len(dip_starts) == 4
@@ -84,16 +84,18 @@ def test_the_same_seed_tells_the_same_story_and_uuids_survive_a_restart():
     assert not {g["uuid"] for g in first.gpus()} & {g["uuid"] for g in other_node.gpus()}
 
 
-def test_simulated_gpus_are_real_models_and_readings_stay_plausible():
-    sim = Simulator(8, "gpu-07", started_at=START)
+@pytest.mark.parametrize("model", MODEL_NAMES)
+def test_every_simulated_model_gives_plausible_readings(model):
+    sim = Simulator(8, "gpu-07", started_at=START, model=model)
 
-    assert sim.gpus()[0]["name"] in {m.name for m in MODELS}
-    assert sim.gpus()[0]["memory_total_mib"] > 40000
+    assert sim.gpus()[0]["name"] == model
     for elapsed in (0, 31, 600, 7200):
         for reading in readings_at(sim, elapsed):
             for key in METRIC_KEYS:
                 value = reading[key]
                 assert value is None or in_bounds(key, value), (key, value)
+            assert reading["mem_used_mib"] <= sim.model.memory_total_mib
+            assert reading["power_w"] <= sim.model.power_limit_w
 
 
 def test_processes_have_owners_and_plausible_command_lines():
@@ -104,6 +106,15 @@ def test_processes_have_owners_and_plausible_command_lines():
     assert {p["user"] for p in processes} <= {"alice", "bob", "carol"}
     assert any(p["cmdline"].startswith("python train.py --lr 3e-4") for p in processes)
     assert all(p["started_at"] < START for p in processes)
+
+
+def test_a_host_name_that_mentions_a_model_gets_that_model_unless_one_is_named():
+    assert Simulator(1, "gpu-h100-01").model.name == "NVIDIA H100 80GB HBM3"
+    assert Simulator(1, "gpu-l40s-01").model.name == "NVIDIA L40S"
+    named = Simulator(1, "gpu-a100-02", model="NVIDIA A100-SXM4-40GB")
+    assert named.gpus()[0]["memory_total_mib"] == 40960
+    with pytest.raises(ValueError, match="unknown GPU model"):
+        Simulator(1, "gpu-01", model="NVIDIA Imaginary 1TB")
 
 
 def test_an_unknown_scenario_is_refused():
