@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from fleet.models import GPU, Node
 from monitoring.chart_series import gpu_series
-from monitoring.models import GPUHour, GPUMinute, GPUSample
+from monitoring.models import GPUHour, GPUMinute, GPUSample, RollupProgress
 from tests.live.conftest import store_samples
 
 
@@ -48,8 +48,13 @@ def test_a_gap_in_the_samples_breaks_the_line(gpu, now):
     assert values == [-200, -199, None, 98, 99]
 
 
+def rolled_up_until(table: str, moment) -> None:
+    RollupProgress.objects.update_or_create(table=table, defaults={"done_until": moment})
+
+
 def test_6_hours_reads_minute_rollups_and_averages_the_minutes_not_rolled_up_yet(gpu, now):
     this_minute = now.replace(second=0)
+    rolled_up_until("minute", this_minute - timedelta(minutes=1))
     rollup(GPUMinute, gpu, this_minute - timedelta(minutes=3), 10)
     rollup(GPUMinute, gpu, this_minute - timedelta(minutes=2), 20)
     rollup(GPUMinute, gpu, this_minute - timedelta(hours=7), 99)
@@ -65,17 +70,22 @@ def test_6_hours_reads_minute_rollups_and_averages_the_minutes_not_rolled_up_yet
 
 def test_30_days_reads_hour_rollups(gpu, now):
     hour = now.replace(minute=0, second=0)
+    rolled_up_until("hour", hour)
     rollup(GPUHour, gpu, hour - timedelta(days=29), 5)
     rollup(GPUHour, gpu, hour - timedelta(days=31), 6)
     series = gpu_series(gpu, ["util_gpu"], "30d", now=now)
     assert series["table"] == "hour" and series["series"]["util_gpu"] == [5]
 
 
-def test_without_any_rollup_a_long_range_averages_raw_samples(gpu, now):
-    samples(gpu, now, [3 * 3600 + 10, 3 * 3600 + 20], util_gpu=None)
-    GPUSample.objects.filter(gpu=gpu).update(util_gpu=30)
+def test_7_days_reads_hour_rollups_and_the_hours_not_rolled_up_yet_from_minutes(gpu, now):
+    hour = now.replace(minute=0, second=0)
+    rolled_up_until("hour", hour - timedelta(hours=1))
+    rollup(GPUHour, gpu, hour - timedelta(hours=2), 5)
+    rollup(GPUMinute, gpu, hour - timedelta(minutes=30), 20)
+    rollup(GPUMinute, gpu, hour - timedelta(minutes=20), 40)
     series = gpu_series(gpu, ["util_gpu"], "7d", now=now)
-    assert series["series"]["util_gpu"] == [30]
+    assert series["t"] == [(hour - timedelta(hours=h)).timestamp() for h in (2, 1)]
+    assert series["series"]["util_gpu"] == [5, 30]
 
 
 def test_the_api_answers_with_the_requested_metrics(client, cast, gpu):
