@@ -35,6 +35,7 @@ class HistoryCharts {
     if (this.range !== range) return; // another range was picked meanwhile
     this.series.clear();
     this.pending.clear();
+    for (const chart of this.charts) chart.pending = null;
     clearTimeout(this.redrawTimer);
     this.redrawTimer = null;
     this.latest = 0;
@@ -114,7 +115,7 @@ class HistoryCharts {
     }
   }
 
-  // New points are drawn at most once a second, one redraw per chart, however many GPUs report.
+  // New points are drawn at most once a second, one Plotly.extendTraces per chart, however many GPUs report.
   append(uuid, seconds, valueOf) {
     const s = this.series.get(uuid);
     if (s.t.length && seconds <= s.t[s.t.length - 1]) return;
@@ -123,10 +124,11 @@ class HistoryCharts {
       chart.traces.forEach((t, i) => {
         if (t.uuid !== uuid) return;
         const value = valueOf(t.metric);
-        const trace = chart.el.data[i];
-        trace.x.push(new Date(seconds * 1000));
-        trace.y.push(value === null || value === undefined ? null : value * (t.scale || 1));
-        chart.dirty = true;
+        chart.pending = chart.pending || new Map();
+        const points = chart.pending.get(i) || { x: [], y: [] };
+        points.x.push(new Date(seconds * 1000));
+        points.y.push(value === null || value === undefined ? null : value * (t.scale || 1));
+        chart.pending.set(i, points);
       });
     }
     this.latest = Math.max(this.latest || 0, seconds);
@@ -138,25 +140,17 @@ class HistoryCharts {
     const first = this.series.values().next().value;
     if (!first) return;
     const span = first.end - first.start;
-    const start = new Date((this.latest - span) * 1000), end = new Date(this.latest * 1000);
+    const maxPoints = Math.ceil(span / first.step_s) + 1;
     for (const chart of this.charts) {
-      if (!chart.dirty) continue;
-      chart.dirty = false;
-      let points = 0;
-      for (const trace of chart.el.data) {
-        const keep = trace.x.findIndex((x) => x >= start);
-        if (keep > 0) {
-          trace.x.splice(0, keep);
-          trace.y.splice(0, keep);
-        }
-        points += trace.x.length;
-      }
-      const layout = chart.el.layout;
-      layout.xaxis.range = [start, end];
-      layout.annotations = [];
-      layout.datarevision = (layout.datarevision || 0) + 1;
-      Plotly.react(chart.el, chart.el.data, layout, PLOT_CONFIG);
-      chart.el.dataset.points = String(points);
+      if (!chart.pending || !chart.pending.size) continue;
+      const indices = [...chart.pending.keys()];
+      const update = { x: indices.map((i) => chart.pending.get(i).x), y: indices.map((i) => chart.pending.get(i).y) };
+      chart.pending.clear();
+      // The window slides with the newest point; extendTraces redraws with this layout.
+      chart.el.layout.xaxis.range = [new Date((this.latest - span) * 1000), new Date(this.latest * 1000)];
+      chart.el.layout.annotations = [];
+      Plotly.extendTraces(chart.el, update, indices, maxPoints);
+      chart.el.dataset.points = String(chart.el.data.reduce((sum, trace) => sum + trace.x.length, 0));
     }
   }
 }

@@ -93,9 +93,12 @@ def test_the_gpu_page_draws_its_charts_and_extends_them_live(page, asgi_server, 
     expect(util_chart.locator(".main-svg").first).to_be_visible()
     expect(util_chart).to_have_attribute("data-points", "240")  # GPU and memory utilization, 120 samples each
 
-    assert agent.send(samples("gpu-agent-01", seq=1, gpus=1))["type"] == "ack"
+    frame = samples("gpu-agent-01", seq=1, gpus=1)
+    assert agent.send(frame)["type"] == "ack"
 
     expect(util_chart).to_have_attribute("data-points", "242")
+    x_end = page.evaluate("() => new Date(document.querySelector(\"[data-chart='util']\")._fullLayout.xaxis.range[1])")
+    assert abs(x_end.timestamp() - frame["samples"][0]["ts"]) < 1  # the window slid to the new sample
     expect(page.locator("[data-field='clocks']")).to_have_text("1980 MHz / 2619 MHz")
     expect(page.locator("table.processes")).to_contain_text("python train.py")
 
