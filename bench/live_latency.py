@@ -1,6 +1,6 @@
 """Sample-to-browser latency of the live fleet view with 1,000 GPUs reporting.
 
-    DATABASE_URL=... REDIS_URL=... SECRET_KEY=dev python bench/live_latency.py [--agents 125] [--seconds 30] [--repeat 3]
+    DATABASE_URL=... REDIS_URL=... SECRET_KEY=dev python bench/live_latency.py [--seconds 30] [--repeat 3]
 
 For each scenario it starts a real uvicorn on fleet.asgi, a load generator process running N of the
 real agent clients (monitoring.agent, simulated backend, 8 GPUs each, 1 Hz, random phases) and, in
