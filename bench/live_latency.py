@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 PREFIX = "bench-live-"
 WARM_UP_S = 10.0
+SCENARIOS = ("baseline", "coalesced", "coalesced-100ms", "per-flush", "coalesced-pages", "per-flush-pages")
 
 
 def setup_django() -> None:
@@ -270,7 +271,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="measured seconds per scenario")
     parser.add_argument("--pages", type=int, default=10, help="fleet pages open at once in the *-pages scenarios")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each scenario (medians are reported)")
-    parser.add_argument("--scenarios", default="baseline,coalesced,coalesced-100ms,per-flush,coalesced-pages,per-flush-pages")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--server", help=argparse.SUPPRESS)
     parser.add_argument("--tokens", help=argparse.SUPPRESS)
     args = parser.parse_args()
