@@ -192,9 +192,9 @@ class LivePage {
   }
 
   update(message) {
-    if (message.gpus.some((gpu) => !this.state.gpus.has(gpu.uuid))) {
+    if (message.gpus.some((gpu) => !this.state.gpus.has(gpu.uuid)) && Date.now() - (this.refreshedAt || 0) > 30000) {
+      this.refreshedAt = Date.now();
       this.socket.refresh(); // a GPU this page has not seen: the snapshot tells whether to reload
-      return;
     }
     const changed = this.state.apply(message);
     for (const gpu of changed) {
