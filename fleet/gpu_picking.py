@@ -35,29 +35,35 @@ def pick_free_gpus(
     """`count` GPUs of `model` free over [start, end), or NotEnoughGPUs saying how many there are."""
     candidates = list(bookable_gpus(model, node))
     busy = busy_gpu_ids([g.id for g in candidates], start, end)
+    free = [gpu for gpu in candidates if gpu.id not in busy]
+    chosen = choose(free, count, same_node)
+    if not chosen:
+        raise NotEnoughGPUs(shortage_message(model, count, candidates, free, start, end, node, same_node))
+    return chosen
+
+
+def choose(free: list[GPU], count: int, same_node: bool) -> list[GPU]:
+    """`count` of the free GPUs, packed onto as few nodes as possible; empty when they don't fit."""
     by_node = defaultdict(list)
-    for gpu in candidates:
-        if gpu.id not in busy:
-            by_node[gpu.node_id].append(gpu)
+    for gpu in free:
+        by_node[gpu.node_id].append(gpu)
     if same_node:
-        fitting = [gpus for gpus in by_node.values() if len(gpus) >= count]
-        if fitting:
-            # Best fit: the node with the fewest free GPUs that still has enough keeps big blocks whole.
-            return min(fitting, key=len)[:count]
-    else:
-        packed = [gpu for gpus in sorted(by_node.values(), key=len, reverse=True) for gpu in gpus]
-        if len(packed) >= count:
-            return packed[:count]
-    raise NotEnoughGPUs(shortage_message(model, count, candidates, by_node, start, end, node, same_node))
+        fitting = [group for group in by_node.values() if len(group) >= count]
+        # Best fit: the node with the fewest free GPUs that still has enough keeps big blocks whole.
+        return min(fitting, key=len)[:count] if fitting else []
+    packed = [gpu for group in sorted(by_node.values(), key=len, reverse=True) for gpu in group]
+    return packed[:count] if len(packed) >= count else []
 
 
-def shortage_message(model, count, candidates, by_node, start, end, node, same_node) -> str:
+def shortage_message(model, count, candidates, free, start, end, node, same_node) -> str:
     where = f" on {node.hostname}" if node else ""
     if len(candidates) < count:
         return f"The fleet has {len(candidates)} bookable {model.name} GPU(s){where}; you asked for {count}."
-    free = sum(len(gpus) for gpus in by_node.values())
-    most = max((len(gpus) for gpus in by_node.values()), default=0)
-    detail = f"at most {most} on one node" if same_node else f"only {free}"
+    per_node = defaultdict(int)
+    for gpu in free:
+        per_node[gpu.node_id] += 1
+    most = max(per_node.values(), default=0)
+    detail = f"at most {most} on one node" if same_node else f"only {len(free)}"
     return (
         f"{count} {model.name} GPU(s){where} are not free from {when(start)} to {when(end)} ({detail} are); "
         "the finder shows the soonest time they are."

@@ -90,6 +90,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE = {
+    "watch-reservations": {"task": "fleet.watch_reservations", "schedule": 60.0},
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -144,6 +147,10 @@ SPECTACULAR_SETTINGS = {
 AGENT_INTERVAL_S = env_float("AGENT_INTERVAL_S", default=1.0, minimum=0.1)
 AGENT_MAX_FRAME_BYTES = env_int("AGENT_MAX_FRAME_BYTES", default=1024 * 1024, minimum=1024)
 METRICS_TOKEN = env_str("METRICS_TOKEN", default="")
+
+# Reservations (docs/reservations.md).
+RESERVATION_NO_SHOW_MINUTES = env_int("RESERVATION_NO_SHOW_MINUTES", default=30, minimum=1)
+RESERVATION_TELEMETRY_STALE_S = env_int("RESERVATION_TELEMETRY_STALE_S", default=120, minimum=1)
 
 LOGGING = {
     "version": 1,
