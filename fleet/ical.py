@@ -81,4 +81,3 @@ def feed_owner(token: str):
         return None
     feed = CalendarFeed.objects.filter(token_hash=hash_token(token)).select_related("user").first()
     return feed.user if feed and feed.user.is_active else None
-

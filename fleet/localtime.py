@@ -1,6 +1,8 @@
 """Times as people read them: in the active time zone (settings.TIME_ZONE or the browser's)."""
 
 from datetime import datetime, time, timedelta
+from functools import wraps
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.utils import timezone
 from django.utils.dateformat import format as date_format
@@ -27,3 +29,30 @@ def weeks_between(start: datetime, end: datetime) -> list[tuple[datetime, dateti
         weeks.append((monday, following))
         monday = following
     return weeks
+
+
+def zone_named(name: str | None):
+    """The zone of that IANA name, or None for anything else (the name comes from a cookie or a form)."""
+    if not name or len(name) > 64:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def zone_for(request):
+    """The zone a page's times are shown and read in: a form's `tz`, the browser's (cookie), or TIME_ZONE."""
+    chosen = zone_named(request.POST.get("tz")) or zone_named(request.COOKIES.get("tz"))
+    return chosen or timezone.get_default_timezone()
+
+
+def in_local_time(view):
+    """Render and read the view's times in the visitor's zone."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        with timezone.override(zone_for(request)):
+            return view(request, *args, **kwargs)
+
+    return wrapper

@@ -83,6 +83,10 @@ class Reservation(models.Model):
     def hours(self) -> float:
         return (self.end - self.start).total_seconds() / 3600
 
+    @property
+    def colour(self) -> str:
+        return ReservationStatus(self.status).colour
+
 
 class QuotaPolicy(models.Model):
     """The fleet's booking rules (a single row); empty limits mean no limit."""
@@ -178,6 +182,10 @@ class ReservationEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()}: {self.detail}"
+
+    @property
+    def colour(self) -> str:
+        return ReservationEventKind(self.kind).colour
 
 
 class CalendarFeed(models.Model):
