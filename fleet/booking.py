@@ -4,6 +4,7 @@
 launcher) ask before they touch a GPU.
 """
 
+import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
@@ -162,12 +163,14 @@ def insert(request: BookingRequest, actor, gpus: list[GPU], start: datetime) -> 
             preempt_rows(conflicts, actor, f"{actor.get_username()} needed the GPUs")
         elif conflicts:
             raise conflict_error_from(conflicts, request.user)
-        rows = [new_reservation(request, gpu, start) for gpu in gpus]
+        key = uuid.uuid4()
+        rows = [new_reservation(request, key, gpu, start) for gpu in gpus]
         return Reservation.objects.bulk_create(rows)
 
 
-def new_reservation(request: BookingRequest, gpu: GPU, start: datetime) -> Reservation:
+def new_reservation(request: BookingRequest, key: uuid.UUID, gpu: GPU, start: datetime) -> Reservation:
     return Reservation(
+        booking=key,
         user=request.user,
         project=request.project,
         gpu=gpu,

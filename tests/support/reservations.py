@@ -23,7 +23,7 @@ def make_fleet(layout: dict = SMALL_FLEET) -> list[GPU]:
 
 
 @pytest.fixture
-def fleet_gpus(db) -> list[GPU]:
+def fleet_gpus(db, gpu_models) -> list[GPU]:
     """gpu-a100-01:0-3 and gpu-a100-02:0-1 (A100 80GB), gpu-t4-01:0-1 (T4)."""
     return make_fleet()
 

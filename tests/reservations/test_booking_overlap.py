@@ -6,7 +6,7 @@ from django.db import IntegrityError, transaction
 from fleet.booking import BookingConflict
 from fleet.choices import ReservationStatus
 from fleet.models import Reservation
-from tests.support.reservations import at, booked, fleet_gpus  # noqa: F401
+from tests.support.reservations import at, booked
 
 # The existing booking is [10, 20); each case is a second booking of the same GPU.
 MATRIX = {
@@ -83,3 +83,9 @@ def test_a_refused_multi_gpu_booking_stores_none_of_its_gpus(cast, fleet_gpus):
 def test_a_booking_must_end_after_it_starts_even_in_the_database(cast, fleet_gpus):
     with pytest.raises(IntegrityError, match="reservation_starts_before_it_ends"):
         insert_directly(cast["owner"], fleet_gpus[0], 10, 10)
+
+
+def test_the_gpus_of_one_booking_share_its_id(cast, fleet_gpus):
+    rows = booked(cast["owner"], fleet_gpus[:3], 1, 2)
+    assert len({row.booking for row in rows}) == 1
+    assert Reservation.objects.filter(booking=rows[0].booking).count() == 3
