@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from fleet.choices import ReservationEventKind, ReservationStatus
 from fleet.gpu_picking import NotEnoughGPUs, pick_free_gpus
-from fleet.localtime import when
+from fleet.localtime import as_utc, when
 from fleet.models import GPU, GPUModel, Node, Project, Reservation
 from fleet.quotas import QuotaError, check_rules, check_weekly, limits_for
 from fleet.reservation_events import record_event
@@ -96,6 +96,7 @@ def overlapping(gpu_ids, start: datetime, end: datetime, exclude_booking=None) -
 def book(request: BookingRequest, actor=None) -> list[Reservation]:
     """Book the GPUs (or pick free ones) for the window; raise BookingError with a clear message otherwise."""
     actor = actor or request.user
+    request.start, request.end = as_utc(request.start), as_utc(request.end)
     check_request_allowed(request, actor)
     now = timezone.now()
     start = check_window(request.start, request.end, now)
@@ -240,6 +241,7 @@ def change_window(
     """Extend or shorten a booking (or move one that has not started); PostgreSQL refuses a new overlap."""
     if override_quota and not actor.is_staff:
         raise NotAllowed("Only admins may override quotas.")
+    start, end = (as_utc(moment) if moment else None for moment in (start, end))
     now = timezone.now()
     with transaction.atomic():
         rows = active_rows(booking, actor)

@@ -1,6 +1,6 @@
 """Times as people read them: in the active time zone (settings.TIME_ZONE or the browser's)."""
 
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 from functools import wraps
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -17,7 +17,12 @@ def week_start(moment: datetime) -> datetime:
     """Monday 00:00 local time of the week holding `moment`, as an aware datetime."""
     local = timezone.localtime(moment)
     monday = local.date() - timedelta(days=local.weekday())
-    return timezone.make_aware(datetime.combine(monday, time.min))
+    return as_utc(timezone.make_aware(datetime.combine(monday, time.min)))
+
+
+def as_utc(moment: datetime) -> datetime:
+    """Arithmetic between two times of one zone ignores DST in Python; in UTC it is real time."""
+    return moment.astimezone(UTC)
 
 
 def weeks_between(start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:

@@ -5,6 +5,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import DurationField, F, Q, Sum, Value
 from django.db.models.functions import Greatest, Least
+from django.utils import timezone
 
 from fleet.choices import ReservationStatus
 from fleet.localtime import weeks_between, when
@@ -102,7 +103,7 @@ def check_weekly(
             if total > timedelta(hours=limit):
                 raise QuotaError(
                     f"That would bring {who} to {hours_text(total)} of {limit} GPU-hours in the week of "
-                    f"{monday:%a %-d %b}{deadline_note(limits)}.",
+                    f"{timezone.localtime(monday):%a %-d %b}{deadline_note(limits)}.",
                     field="end",
                 )
 

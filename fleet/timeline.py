@@ -7,6 +7,7 @@ from datetime import datetime, time, timedelta
 from django.utils import timezone
 
 from fleet.choices import ReservationStatus
+from fleet.localtime import as_utc
 from fleet.models import GPU, Reservation
 
 SHOWN = [ReservationStatus.ACTIVE, ReservationStatus.ENDED]
@@ -51,7 +52,7 @@ def colour_for(name: str) -> str:
 
 
 def local_midnight(day) -> datetime:
-    return timezone.make_aware(datetime.combine(day, time.min))
+    return as_utc(timezone.make_aware(datetime.combine(day, time.min)))
 
 
 def build_timeline(first_day, days: int, viewer, colour_by: str = "user", gpus=None) -> Timeline:

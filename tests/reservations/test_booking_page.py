@@ -1,6 +1,5 @@
 """One booking's page: the holder extends, shortens and cancels it; others may not; admins may, and preempt."""
 
-
 import pytest
 from django.core import mail
 from django.urls import reverse
