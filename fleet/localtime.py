@@ -2,6 +2,7 @@
 
 from datetime import UTC, datetime, time, timedelta
 from functools import wraps
+from urllib.parse import unquote
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.utils import timezone
@@ -48,7 +49,7 @@ def zone_named(name: str | None):
 
 def zone_for(request):
     """The zone a page's times are shown and read in: a form's `tz`, the browser's (cookie), or TIME_ZONE."""
-    chosen = zone_named(request.POST.get("tz")) or zone_named(request.COOKIES.get("tz"))
+    chosen = zone_named(request.POST.get("tz")) or zone_named(unquote(request.COOKIES.get("tz", "")))
     return chosen or timezone.get_default_timezone()
 
 
