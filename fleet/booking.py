@@ -15,7 +15,7 @@ from fleet.choices import ReservationEventKind, ReservationStatus
 from fleet.gpu_picking import NotEnoughGPUs, pick_free_gpus
 from fleet.localtime import as_utc, when
 from fleet.models import GPU, GPUModel, Node, Project, Reservation
-from fleet.quotas import QuotaError, check_rules, check_weekly, limits_for
+from fleet.quotas import Limits, QuotaError, check_rules, check_weekly, limits_for
 from fleet.reservation_events import record_event
 
 NO_OVERLAP = "reservation_no_overlap"
@@ -100,12 +100,11 @@ def book(request: BookingRequest, actor=None) -> list[Reservation]:
     check_request_allowed(request, actor)
     now = timezone.now()
     start = check_window(request.start, request.end, now)
-    if not request.override_quota:
-        apply_rules(start, request.end, now, request.deadline_name)
+    limits = None if request.override_quota else apply_rules(start, request.end, now, request.deadline_name)
     for attempt in range(PICK_ATTEMPTS):
         gpus = request.gpus or pick(request, start)
         try:
-            return insert(request, actor, gpus, start)
+            return insert(request, actor, gpus, start, limits)
         except IntegrityError as exc:
             if not is_overlap(exc):
                 raise
@@ -141,11 +140,13 @@ def check_window(start: datetime, end: datetime, now: datetime) -> datetime:
     return start
 
 
-def apply_rules(start: datetime, end: datetime, now: datetime, deadline_name: str) -> None:
+def apply_rules(start: datetime, end: datetime, now: datetime, deadline_name: str) -> Limits:
+    limits = limits_for(start, end)
     try:
-        check_rules(start, end, now, limits_for(start, end), deadline_name)
+        check_rules(start, end, now, limits, deadline_name)
     except QuotaError as exc:
         raise BookingError(exc.message, field=exc.field) from None
+    return limits
 
 
 def pick(request: BookingRequest, start: datetime) -> list[GPU]:
@@ -155,18 +156,30 @@ def pick(request: BookingRequest, start: datetime) -> list[GPU]:
         raise BookingError(exc.message, field="count") from None
 
 
-def insert(request: BookingRequest, actor, gpus: list[GPU], start: datetime) -> list[Reservation]:
+def insert(request: BookingRequest, actor, gpus: list[GPU], start: datetime, limits: Limits | None):
+    """One INSERT of all the GPUs' rows; PostgreSQL's exclusion constraint refuses it whole on any overlap."""
+    key = uuid.uuid4()
+    rows = [new_reservation(request, key, gpu, start) for gpu in gpus]
+    if not request.preempt and not needs_lock(limits, request.project):
+        with transaction.atomic():  # a savepoint inside a caller's transaction, else just the insert's own
+            return Reservation.objects.bulk_create(rows)
     with transaction.atomic():
-        if not request.override_quota:
-            check_quota(request.user, request.project, start, request.end, len(gpus))
-        conflicts = overlapping([g.id for g in gpus], start, request.end)
-        if conflicts and request.preempt and all(row.user_id != request.user.pk for row in conflicts):
+        if limits is not None:
+            check_quota(request.user, request.project, start, request.end, len(gpus), limits)
+        if request.preempt:
+            conflicts = overlapping([g.id for g in gpus], start, request.end)
+            if any(row.user_id == request.user.pk for row in conflicts):
+                raise conflict_error_from(conflicts, request.user)
             preempt_rows(conflicts, actor, f"{actor.get_username()} needed the GPUs")
-        elif conflicts:
-            raise conflict_error_from(conflicts, request.user)
-        key = uuid.uuid4()
-        rows = [new_reservation(request, key, gpu, start) for gpu in gpus]
         return Reservation.objects.bulk_create(rows)
+
+
+def needs_lock(limits: Limits | None, project) -> bool:
+    if limits is None:
+        return False
+    return limits.user_gpu_hours_per_week is not None or (
+        project is not None and limits.project_gpu_hours_per_week is not None
+    )
 
 
 def new_reservation(request: BookingRequest, key: uuid.UUID, gpu: GPU, start: datetime) -> Reservation:
@@ -183,9 +196,8 @@ def new_reservation(request: BookingRequest, key: uuid.UUID, gpu: GPU, start: da
     )
 
 
-def check_quota(user, project, start, end, gpu_count, exclude_booking=None) -> None:
+def check_quota(user, project, start, end, gpu_count, limits: Limits, exclude_booking=None) -> None:
     """Weekly limits, checked under a per-user (and per-project) lock so two bookings can't both squeeze in."""
-    limits = limits_for(start, end)
     if limits.user_gpu_hours_per_week is not None:
         advisory_lock(USER_LOCK, user.pk)
     if project is not None and limits.project_gpu_hours_per_week is not None:
@@ -248,8 +260,8 @@ def change_window(
         first = rows[0]
         new_start, new_end = new_window(first, start, end, now)
         if not override_quota:
-            apply_rules(new_start, new_end, now, first.deadline_name)
-            check_quota(first.user, first.project, new_start, new_end, len(rows), exclude_booking=booking)
+            limits = apply_rules(new_start, new_end, now, first.deadline_name)
+            check_quota(first.user, first.project, new_start, new_end, len(rows), limits, exclude_booking=booking)
         move(rows, new_start, new_end, actor)
         if actor.pk != first.user_id:
             note = f"{actor.get_username()} moved it to {when(new_start)} – {when(new_end)}"

@@ -1,10 +1,13 @@
 """Quotas and fairness: weekly GPU-hour limits, the longest booking, and deadline windows that tighten both."""
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db.models import DurationField, F, Q, Sum, Value
 from django.db.models.functions import Greatest, Least
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 from django.utils import timezone
 
 from fleet.choices import ReservationStatus
@@ -41,8 +44,8 @@ class Limits:
 
 
 def limits_for(start: datetime, end: datetime) -> Limits:
-    policy = QuotaPolicy.current()
-    windows = deadline_windows_touching(start, end)
+    policy, upcoming = rules()
+    windows = [w for w in upcoming if w.opens < end and start < w.deadline]
     return Limits(
         user_gpu_hours_per_week=strictest(
             policy.user_gpu_hours_per_week, *(w.user_gpu_hours_per_week for w in windows)
@@ -56,10 +59,26 @@ def limits_for(start: datetime, end: datetime) -> Limits:
     )
 
 
-def deadline_windows_touching(start: datetime, end: datetime) -> list[DeadlineWindow]:
-    # A window is [deadline - window_days, deadline); filter loosely in SQL, exactly in Python.
-    candidates = DeadlineWindow.objects.filter(deadline__gt=start, deadline__lt=end + timedelta(days=366))
-    return [w for w in candidates if w.opens < end and start < w.deadline]
+# Every booking reads the rules; they change a few times a year. Each process keeps them for a few
+# seconds (saving two queries per booking); a change made in this process applies at once.
+RULES_TTL_S = 5.0
+_rules: dict = {}
+
+
+def rules() -> tuple[QuotaPolicy, list[DeadlineWindow]]:
+    """The policy and the deadline windows not yet past."""
+    cached = _rules.get("rules")
+    if cached is None or time.monotonic() - cached[0] > RULES_TTL_S:
+        upcoming = list(DeadlineWindow.objects.filter(deadline__gt=timezone.now() - timedelta(days=1)))
+        cached = (time.monotonic(), (QuotaPolicy.current(), upcoming))
+        _rules["rules"] = cached
+    return cached[1]
+
+
+@receiver([post_save, post_delete], sender=QuotaPolicy)
+@receiver([post_save, post_delete], sender=DeadlineWindow)
+def forget_rules(**kwargs) -> None:
+    _rules.clear()
 
 
 def check_rules(start: datetime, end: datetime, now: datetime, limits: Limits, deadline_name: str) -> None:
