@@ -63,8 +63,8 @@ def make_fleet() -> list[int]:
     return ids
 
 
-def booker(i: int, gpu_id: int, count: int, contended: bool, barrier, results) -> None:
-    """Book `count` one-hour slots back to back (no pause), timing each call."""
+def booker(i: int, gpu_id: int, count: int, contended: bool, barrier, rounds, results) -> None:
+    """Book `count` one-hour slots, timing each call: back to back, or in bursts when `rounds` syncs them."""
     setup_django()
     from django.contrib.auth import get_user_model
     from django.db import connection
@@ -81,6 +81,8 @@ def booker(i: int, gpu_id: int, count: int, contended: bool, barrier, results) -
     timings, refused = [], 0
     for n in range(count):
         start = base + timedelta(hours=n if not contended else n % 4)
+        if rounds is not None:
+            rounds.wait()  # every booker sends this booking at the same moment
         began = time.perf_counter()
         try:
             book(BookingRequest(user=user, gpus=[gpu], start=start, end=start + timedelta(hours=1)))
@@ -90,14 +92,20 @@ def booker(i: int, gpu_id: int, count: int, contended: bool, barrier, results) -
     results.put((timings, refused))
 
 
-def run_bookers(gpu_ids: list[int], bookers: int, count: int, contended: bool) -> tuple[list[float], int, float]:
+def run_bookers(
+    gpu_ids: list[int], bookers: int, count: int, contended: bool, burst: bool = False
+) -> tuple[list[float], int, float]:
     from fleet.models import Reservation
 
     Reservation.objects.all().delete()
     ctx = mp.get_context("spawn")
     barrier, results = ctx.Barrier(bookers + 1), ctx.Queue()
+    rounds = ctx.Barrier(bookers) if burst else None
     targets = [gpu_ids[0] if contended else gpu_ids[i % len(gpu_ids)] for i in range(bookers)]
-    procs = [ctx.Process(target=booker, args=(i, targets[i], count, contended, barrier, results)) for i in range(bookers)]
+    procs = [
+        ctx.Process(target=booker, args=(i, targets[i], count, contended, barrier, rounds, results))
+        for i in range(bookers)
+    ]
     for proc in procs:
         proc.start()
     barrier.wait()
@@ -203,11 +211,14 @@ def main() -> int:
         print(f"Booking latency (each booking: quota check, conflict check, insert, commit; {os.cpu_count()} cores)")
         single = run_bookers(gpu_ids, 1, args.bookings * 4, contended=False)
         report_latency("1 booker (baseline)", *single)
+        burst = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False, burst=True)
+        report_latency(f"{args.bookers} at once, own GPUs (bursts)", *burst)
+        fight = run_bookers(gpu_ids, args.bookers, args.bookings, contended=True, burst=True)
+        report_latency(f"{args.bookers} at once, one GPU (bursts)", *fight)
         many = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False)
-        report_latency(f"{args.bookers} bookers, own GPUs", *many)
-        fight = run_bookers(gpu_ids, args.bookers, args.bookings, contended=True)
-        report_latency(f"{args.bookers} bookers, one GPU (contended)", *fight)
-        print(f"p99 ratio, {args.bookers} bookers / 1 booker: {percentile(many[0], 99) / percentile(single[0], 99):.1f}×")
+        report_latency(f"{args.bookers} back to back, own GPUs", *many)
+        ratio = percentile(burst[0], 99) / percentile(single[0], 99)
+        print(f"p99 ratio, {args.bookers} at once / 1 booker: {ratio:.1f}×")
 
         from fleet.models import Reservation
 

@@ -10,17 +10,16 @@ from datetime import datetime, time, timedelta
 from functools import lru_cache
 from html import escape
 
+from django.contrib.auth import get_user_model
+from django.db import connection
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
 from fleet.choices import ReservationStatus
 from fleet.localtime import as_utc
-from fleet.models import GPU, Reservation
+from fleet.models import GPU, Project, Reservation
 
 SHOWN = [ReservationStatus.ACTIVE, ReservationStatus.ENDED]
-TIME_FORMAT = "%a %-d %b %H:%M"
-FIELDS = ("gpu_id", "start", "end", "booking", "user_id", "user__username", "project__name", "purpose")
-FIELDS += ("deadline_name", "status")
 
 
 @dataclass
@@ -67,41 +66,66 @@ def build_timeline(first_day, days: int, viewer, colour_by: str = "user", gpus=N
     return Timeline(start, end, rows, ticks, painter.legend, now_left)
 
 
-def bookings_between(gpu_ids, start: datetime, end: datetime):
-    rows = Reservation.objects.filter(gpu_id__in=list(gpu_ids), status__in=SHOWN, start__lt=end, end__gt=start)
-    return rows.order_by("gpu_id", "start").values_list(*FIELDS)
+# PostgreSQL places and labels the bars (positions, local times): for thousands of bars that is several
+# times faster than turning each row into Python datetimes first.
+BARS_SQL = """
+SELECT r.gpu_id, r.booking::text, r.user_id, u.{username}, p.name, r.purpose, r.deadline_name, r.status,
+       round((extract(epoch FROM greatest(r.start, %(start)s) - %(start)s) * %(scale)s)::numeric, 3)::text,
+       greatest(round((extract(epoch FROM least(r."end", %(end)s) - greatest(r.start, %(start)s))
+                       * %(scale)s)::numeric, 3), 0.15)::text,
+       to_char(r.start AT TIME ZONE %(zone)s, 'Dy FMDD Mon HH24:MI'),
+       to_char(r."end" AT TIME ZONE %(zone)s, 'Dy FMDD Mon HH24:MI')
+FROM {reservations} r
+JOIN {users} u ON u.id = r.user_id
+LEFT JOIN {projects} p ON p.id = r.project_id
+WHERE r.gpu_id = ANY(%(gpus)s) AND r.status = ANY(%(shown)s) AND r.start < %(end)s AND r."end" > %(start)s
+ORDER BY r.gpu_id, r.start
+"""
+
+
+def bookings_between(gpu_ids, start: datetime, end: datetime) -> list[tuple]:
+    User = get_user_model()
+    sql = BARS_SQL.format(
+        username=User.USERNAME_FIELD,
+        users=User._meta.db_table,
+        reservations=Reservation._meta.db_table,
+        projects=Project._meta.db_table,
+    )
+    params = {
+        "start": start,
+        "end": end,
+        "scale": 100 / (end - start).total_seconds(),
+        "zone": timezone.get_current_timezone_name(),
+        "gpus": list(gpu_ids),
+        "shown": [str(status) for status in SHOWN],
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 class Painter:
-    """Turns booking rows into positioned, coloured bars and keeps the legend."""
+    """Turns booking rows into coloured bars and keeps the legend."""
 
     def __init__(self, start: datetime, end: datetime, viewer, colour_by: str):
-        self.start, self.end = start, end
         self.span = (end - start).total_seconds()
         self.viewer_id = viewer.pk
         self.by_project = colour_by == "project"
-        self.zone = timezone.get_current_timezone()
         self.legend: dict[str, str] = {}
 
     def bar(self, row) -> str:
-        _, start, end, booking, user_id, who, project, purpose, deadline, status = row
+        _, booking, user_id, who, project, purpose, deadline, status, left, width, since, until = row
         key = (project or "no project") if self.by_project else who
         colour = self.legend.setdefault(key, colour_for(key))
-        left = percent(max(start, self.start) - self.start, self.span)
-        width = max(percent(min(end, self.end) - self.start, self.span) - left, 0.15)
         mine = " mine" if user_id == self.viewer_id else ""
-        title = escape(self.describe(start, end, who, project, purpose, deadline, status))
-        return (
-            f'<a class="tl-bar{mine}" href="/reservations/{booking}/" style="left:{left}%;width:{width:.3f}%;'
-            f'background:{colour}" title="{title}">{escape(who)}</a>'
-        )
-
-    def describe(self, start, end, who, project, purpose, deadline, status) -> str:
-        when = f"{start.astimezone(self.zone):{TIME_FORMAT}} – {end.astimezone(self.zone):{TIME_FORMAT}}"
-        parts = [who, project, when, purpose, f"for {deadline}" if deadline else ""]
+        parts = [who, project, f"{since} – {until}", purpose, f"for {deadline}" if deadline else ""]
         if status != ReservationStatus.ACTIVE:
             parts.append(ReservationStatus(status).label.lower())
-        return " · ".join(part for part in parts if part)
+        title = escape(" · ".join(part for part in parts if part))
+        return (
+            f'<a class="tl-bar{mine}" href="/reservations/{booking}/" style="left:{left}%;width:{width}%;'
+            f'background:{colour}" title="{title}">{escape(who)}</a>'
+        )
 
 
 def percent(offset: timedelta, span: float) -> float:
