@@ -101,6 +101,7 @@ CELERY_BEAT_SCHEDULE = {
     "telemetry-retention": {"task": "monitoring.enforce_retention", "schedule": 3600.0},
     "telemetry-partitions": {"task": "monitoring.prepare_partitions", "schedule": 3600.0},
     "telemetry-offline-backstop": {"task": "monitoring.mark_silent_nodes_offline", "schedule": 10.0},
+    "watch-reservations": {"task": "fleet.watch_reservations", "schedule": 60.0},
 }
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -170,6 +171,10 @@ FLEET_HOUR_RETENTION_DAYS = env_int("FLEET_HOUR_RETENTION_DAYS", default=0, mini
 # Live pages (docs/fleet-view.md): browsers get at most one coalesced update per tick and server process.
 LIVE_TICK_S = env_float("LIVE_TICK_S", default=0.25, minimum=0.02)
 LIVE_OWNER_CACHE_S = env_float("LIVE_OWNER_CACHE_S", default=30.0, minimum=0.0)
+
+# Reservations (docs/reservations.md).
+RESERVATION_NO_SHOW_MINUTES = env_int("RESERVATION_NO_SHOW_MINUTES", default=30, minimum=1)
+RESERVATION_TELEMETRY_STALE_S = env_int("RESERVATION_TELEMETRY_STALE_S", default=120, minimum=1)
 
 LOGGING = {
     "version": 1,

@@ -1,0 +1,240 @@
+"""Reservations benchmark: booking latency under 32 concurrent bookers, and the timeline page for 64 GPUs × 4 weeks.
+
+    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/fleet REDIS_URL=redis://127.0.0.1:6379/0 SECRET_KEY=bench \
+        python bench/reservations.py [--bookers 32] [--bookings 25] [--pages 40]
+
+It creates a scratch database `<name>_bench` beside the one in DATABASE_URL, migrates it, measures, and drops it.
+Each booker is its own process with its own connection. Baselines come from the same run: one booker alone,
+and the timeline page with no bookings.
+"""
+
+import argparse
+import multiprocessing as mp
+import os
+import random
+import statistics
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+GPUS = 64
+
+
+def scratch_database() -> tuple[str, str]:
+    url = os.environ["DATABASE_URL"]
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/") + "_bench"
+    return urlunsplit(parts._replace(path="/" + name)), name
+
+
+def admin_sql(statement: str) -> None:
+    import psycopg
+
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as conn:
+        conn.execute(statement)
+
+
+def setup_django() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
+    import django
+
+    django.setup()
+
+
+def make_fleet() -> list[int]:
+    from django.contrib.auth import get_user_model
+
+    from fleet.models import GPU, GPUModel, Node
+
+    model = GPUModel.objects.get(name="A100 80GB")
+    ids = []
+    for n in range(GPUS // 8):
+        node = Node.objects.create(hostname=f"bench-{n:02}", status="online")
+        for index in range(8):
+            ids.append(GPU.objects.create(node=node, index=index, uuid=f"GPU-bench-{n}-{index}", model=model).pk)
+    User = get_user_model()
+    for i in range(64):
+        User.objects.create_user(f"booker{i:02}", f"booker{i}@example.org")
+    return ids
+
+
+def booker(i: int, gpu_id: int, count: int, contended: bool, barrier, rounds, results) -> None:
+    """Book `count` one-hour slots, timing each call: back to back, or in bursts when `rounds` syncs them."""
+    setup_django()
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.utils import timezone
+
+    from fleet.booking import BookingError, BookingRequest, book
+    from fleet.models import GPU
+
+    user = get_user_model().objects.get(username=f"booker{i:02}")
+    gpu = GPU.objects.get(pk=gpu_id)
+    base = timezone.now().replace(minute=0, second=0, microsecond=0) + timedelta(days=1)
+    connection.ensure_connection()
+    barrier.wait()
+    timings, refused = [], 0
+    for n in range(count):
+        start = base + timedelta(hours=n if not contended else n % 4)
+        if rounds is not None:
+            rounds.wait()  # every booker sends this booking at the same moment
+        began = time.perf_counter()
+        try:
+            book(BookingRequest(user=user, gpus=[gpu], start=start, end=start + timedelta(hours=1)))
+        except BookingError:
+            refused += 1
+        timings.append(time.perf_counter() - began)
+    results.put((timings, refused))
+
+
+def run_bookers(
+    gpu_ids: list[int], bookers: int, count: int, contended: bool, burst: bool = False
+) -> tuple[list[float], int, float]:
+    from fleet.models import Reservation
+
+    Reservation.objects.all().delete()
+    ctx = mp.get_context("spawn")
+    barrier, results = ctx.Barrier(bookers + 1), ctx.Queue()
+    rounds = ctx.Barrier(bookers) if burst else None
+    targets = [gpu_ids[0] if contended else gpu_ids[i % len(gpu_ids)] for i in range(bookers)]
+    procs = [
+        ctx.Process(target=booker, args=(i, targets[i], count, contended, barrier, rounds, results))
+        for i in range(bookers)
+    ]
+    for proc in procs:
+        proc.start()
+    barrier.wait()
+    began = time.perf_counter()
+    timings, refused = [], 0
+    for _ in procs:
+        got, no = results.get(timeout=600)
+        timings += got
+        refused += no
+    wall = time.perf_counter() - began
+    for proc in procs:
+        proc.join()
+    return timings, refused, wall
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def fill_four_weeks(gpu_ids: list[int]) -> int:
+    """Bookings of 2–12 hours with gaps of 0–10 hours on every GPU over the four weeks shown."""
+    import uuid
+
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from fleet.models import Project, Reservation
+
+    rng = random.Random(7)
+    users = list(get_user_model().objects.all()[:16])
+    project = Project.objects.create(name="bench")
+    start_of_day = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    end = start_of_day + timedelta(days=28)
+    rows = []
+    for gpu_id in gpu_ids:
+        moment = start_of_day - timedelta(hours=rng.randint(0, 10))
+        while moment < end:
+            length = timedelta(hours=rng.randint(2, 12))
+            rows.append(
+                Reservation(
+                    booking=uuid.uuid4(),
+                    user=rng.choice(users),
+                    project=project if rng.random() < 0.5 else None,
+                    gpu_id=gpu_id,
+                    start=moment,
+                    end=moment + length,
+                    purpose="bench",
+                )
+            )
+            moment += length + timedelta(hours=rng.randint(0, 10))
+    Reservation.objects.all().delete()
+    Reservation.objects.bulk_create(rows, batch_size=2000)
+    return len(rows)
+
+
+def time_timeline(pages: int) -> list[float]:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="booker00"))
+    client.get("/reservations/?days=28")  # warm
+    timings = []
+    for _ in range(pages):
+        began = time.perf_counter()
+        response = client.get("/reservations/?days=28")
+        timings.append(time.perf_counter() - began)
+        assert response.status_code == 200
+    return timings
+
+
+def report_latency(label: str, timings: list[float], refused: int, wall: float) -> None:
+    print(
+        f"{label:<34} n={len(timings):<5} refused={refused:<5} p50={ms(percentile(timings, 50)):<9} "
+        f"p99={ms(percentile(timings, 99)):<9} max={ms(max(timings)):<9} {len(timings) / wall:.0f} bookings/s"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bookers", type=int, default=32)
+    parser.add_argument("--bookings", type=int, default=25, help="bookings per booker")
+    parser.add_argument("--pages", type=int, default=40, help="timeline requests to time")
+    args = parser.parse_args()
+
+    url, name = scratch_database()
+    admin_sql(f'DROP DATABASE IF EXISTS "{name}"')
+    admin_sql(f'CREATE DATABASE "{name}"')
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("ALLOWED_HOSTS", "testserver")
+    try:
+        setup_django()
+        from django.core.management import call_command
+        from django.db import connections
+
+        call_command("migrate", verbosity=0)
+        gpu_ids = make_fleet()
+        print(f"Booking latency (each booking: quota check, conflict check, insert, commit; {os.cpu_count()} cores)")
+        single = run_bookers(gpu_ids, 1, args.bookings * 4, contended=False)
+        report_latency("1 booker (baseline)", *single)
+        burst = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False, burst=True)
+        report_latency(f"{args.bookers} at once, own GPUs (bursts)", *burst)
+        fight = run_bookers(gpu_ids, args.bookers, args.bookings, contended=True, burst=True)
+        report_latency(f"{args.bookers} at once, one GPU (bursts)", *fight)
+        many = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False)
+        report_latency(f"{args.bookers} back to back, own GPUs", *many)
+        ratio = percentile(burst[0], 99) / percentile(single[0], 99)
+        print(f"p99 ratio, {args.bookers} at once / 1 booker: {ratio:.1f}×")
+
+        from fleet.models import Reservation
+
+        Reservation.objects.all().delete()
+        empty = time_timeline(args.pages)
+        bars = fill_four_weeks(gpu_ids)
+        full = time_timeline(args.pages)
+        print(f"\nTimeline page, {GPUS} GPUs × 28 days, server time through the Django test client")
+        print(f"{'no bookings (baseline)':<34} p50={ms(percentile(empty, 50)):<9} p99={ms(percentile(empty, 99))}")
+        print(f"{f'{bars} bookings':<34} p50={ms(percentile(full, 50)):<9} p99={ms(percentile(full, 99))}")
+        print(f"p50 ratio, full / empty: {statistics.median(full) / statistics.median(empty):.1f}×")
+        connections.close_all()
+    finally:
+        admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
