@@ -34,6 +34,7 @@ def process_env(run: Run, part: RunNode) -> dict[str, str]:
         CUDA_VISIBLE_DEVICES=",".join(str(index) for index in part.gpu_indexes),
         PYTHONUNBUFFERED="1",
         FLEET_RUN_ID=str(run.pk),
+        FLEET_NODE=part.node.hostname,
         FLEET_NODE_RANK=str(part.rank),
     )
     return env

@@ -139,7 +139,8 @@ def start_group(run: Run, part: RunNode) -> ProcessGroup:
     with transaction.atomic():
         RunNode.objects.filter(pk=part.pk).update(status=RunNodeStatus.RUNNING, pid=group.pid)
         # Filled from what the node knows; the training process's own report replaces it.
-        Run.objects.filter(pk=run.pk).update(environment={**record, **run.environment})
+        run.environment = {**record, **run.environment}
+        Run.objects.filter(pk=run.pk).update(environment=run.environment)
     log.info("run %s: started %s on %s as pid %s", run.pk, argv[:6], part.node.hostname, group.pid)
     return group
 

@@ -12,6 +12,7 @@ import queue
 import signal
 import subprocess
 import threading
+import time
 
 import psutil
 
@@ -75,32 +76,50 @@ class ProcessGroup:
             return []
 
     def terminate(self) -> None:
-        """SIGTERM to the group and to every descendant (torchrun's workers sit in sessions of their own)."""
-        self._signal(signal.SIGTERM)
+        """SIGTERM to the launcher's group: torchrun and the Hogwild launcher pass it on to their workers."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
 
     def kill(self) -> None:
-        self._signal(signal.SIGKILL)
-
-    def _signal(self, signum: int) -> None:
+        """SIGKILL to the group and to every descendant (torchrun's workers sit in sessions of their own)."""
         members = self.members()
         try:
-            os.killpg(self.proc.pid, signum)
+            os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         for member in members:
             try:
-                member.send_signal(signum)
+                member.kill()
             except psutil.NoSuchProcess:
                 pass
 
     def stop(self, grace_s: float) -> int:
         """End the whole tree: SIGTERM, then SIGKILL after ``grace_s``; returns the launcher's exit code."""
         members = self.members()
+        # psutil must never wait on the launcher itself: reaping it there would lose its exit code.
+        others = [member for member in members if member.pid != self.proc.pid]
+        deadline = time.monotonic() + grace_s
         self.terminate()
-        _, alive = psutil.wait_procs(members, timeout=grace_s)
+        try:
+            self.proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+        _, alive = psutil.wait_procs(others, timeout=max(0.0, deadline - time.monotonic()))
         if alive or self.proc.poll() is None:
             self.kill()
+        # A launcher that exits at once may leave workers it had no time to stop.
+        self.kill_stragglers(others)
         return self.wait()
+
+    def kill_stragglers(self, members: list[psutil.Process]) -> None:
+        for member in members:
+            try:
+                if member.is_running() and member.status() != psutil.STATUS_ZOMBIE:
+                    member.kill()
+            except psutil.NoSuchProcess:
+                pass
 
     def wait(self) -> int:
         code = self.proc.wait()
