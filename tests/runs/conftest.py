@@ -106,3 +106,32 @@ def worker_node(node_worker, gpu_models):
     node = add_node(node_worker.hostname)
     yield node
     end_every_run()
+
+
+def queued_messages(hostname: str) -> int:
+    """Messages waiting in the broker for a node's queue."""
+    import redis
+    from django.conf import settings
+
+    from fleet.celery import node_queue
+
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    try:
+        return client.llen(node_queue(hostname))
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def quiet_node(db, gpu_models):
+    """A node no worker consumes: launches stay queued, and the broker shows what was sent."""
+    node = add_node(unique_hostname("gpu-idle"), gpus=2, cpu_count=2)
+    yield node
+    import redis
+    from django.conf import settings
+
+    from fleet.celery import node_queue
+
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    client.delete(node_queue(node.hostname))
+    client.close()
