@@ -71,6 +71,11 @@ class EstimateSerializer(serializers.Serializer):
     basis = serializers.CharField()
 
 
+def field_errors(errors: dict[str, str]) -> ValidationError:
+    """Our checks' messages shaped like DRF's own: a list of messages per field."""
+    return ValidationError({field: [message] for field, message in errors.items()})
+
+
 def after_parameter(name: str) -> OpenApiParameter:
     return OpenApiParameter(name, int, description=f"Only {name.split('_')[0]}s with a larger id (to follow a run).")
 
@@ -128,7 +133,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         launch_input.is_valid(raise_exception=True)
         plan, errors = check_launch(launch_input.to_request(request.user))
         if errors:
-            raise ValidationError(errors)
+            raise field_errors(errors)
         return plan
 
     @extend_schema(request=None, responses={202: RunSerializer})
@@ -182,7 +187,7 @@ class SweepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         sweep_request = SweepRequest(user=request.user, **sweep_input.validated_data)
         plans, errors = check_sweep(sweep_request)
         if errors:
-            raise ValidationError(errors)
+            raise field_errors(errors)
         sweep = launch_sweep(sweep_request, plans)
         return Response(SweepSerializer(self.get_queryset().get(pk=sweep.pk)).data, status=status.HTTP_201_CREATED)
 
