@@ -147,6 +147,7 @@ class RunNode(models.Model):
     worker = models.CharField(max_length=300, blank=True, help_text="The node worker that took this share.")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     exit_code = models.IntegerField(null=True, blank=True)
+    environment = models.JSONField(default=dict, blank=True, help_text="Host, versions and devices on this node.")
 
     class Meta:
         ordering = ["run", "rank"]

@@ -137,10 +137,11 @@ def start_group(run: Run, part: RunNode) -> ProcessGroup:
     group = ProcessGroup(argv, environment.process_env(run, part), cwd)
     record = environment.node_record(run, part)
     with transaction.atomic():
-        RunNode.objects.filter(pk=part.pk).update(status=RunNodeStatus.RUNNING, pid=group.pid)
-        # Filled from what the node knows; the training process's own report replaces it.
-        run.environment = {**record, **run.environment}
-        Run.objects.filter(pk=run.pk).update(environment=run.environment)
+        RunNode.objects.filter(pk=part.pk).update(status=RunNodeStatus.RUNNING, pid=group.pid, environment=record)
+        if part.rank == 0:
+            # What node 0 knows, until the training process's own report (rank 0's env event) adds to it.
+            run.environment = {**record, **Run.objects.values_list("environment", flat=True).get(pk=run.pk)}
+            Run.objects.filter(pk=run.pk).update(environment=run.environment)
     log.info("run %s: started %s on %s as pid %s", run.pk, argv[:6], part.node.hostname, group.pid)
     return group
 

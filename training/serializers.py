@@ -26,7 +26,17 @@ class RunNodeSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = RunNode
-        fields = ["hostname", "rank", "gpu_indexes", "status", "pid", "worker", "heartbeat_at", "exit_code"]
+        fields = [
+            "hostname",
+            "rank",
+            "gpu_indexes",
+            "status",
+            "pid",
+            "worker",
+            "heartbeat_at",
+            "exit_code",
+            "environment",
+        ]
 
 
 class RunGPUSerializer(serializers.ModelSerializer):
@@ -119,6 +129,7 @@ class RunSerializer(RunStateSerializer):
             "hyperparameters",
             "nodes",
             "gpus",
+            "rendezvous",
             "created",
             "cost",
             *RunStateSerializer.Meta.fields[1:],

@@ -43,12 +43,18 @@ def runs(request):
 
 
 def launch_run(request):
-    form = LaunchForm(request.POST or None, user=request.user, initial=initial_from(request))
+    initial = {"project": default_project(request.user), **initial_from(request)}
+    form = LaunchForm(request.POST or None, user=request.user, initial=initial)
     if request.method == "POST" and form.is_valid():
         run = launch(form.plan)
         messages.success(request, f"Run #{run.pk} is queued on {', '.join(n.hostname for n, _ in form.plan.nodes)}.")
         return redirect("training:run", pk=run.pk)
     return render(request, "training/launch.html", launch_context(request, form))
+
+
+def default_project(user) -> int | None:
+    projects = list(user.projects.values_list("pk", flat=True)[:2])
+    return projects[0] if len(projects) == 1 else None
 
 
 def initial_from(request) -> dict:
@@ -91,12 +97,24 @@ def run_detail(request, pk: int):
     }
     context = {
         "run": run,
+        "environment": environment_rows(run),
         "data": json.loads(json.dumps(data, default=str)),
         "can_change": can_change(request.user, run),
         "cost": costs.run_cost(run),
         "gpu_hours": costs.run_gpu_hours(run),
     }
     return render(request, "training/run.html", context)
+
+
+ENVIRONMENT_ORDER = ("python", "torch", "cuda", "device", "world_size", "host", "node", "git_commit")
+
+
+def environment_rows(run: Run) -> list[tuple[str, object]]:
+    """The run's environment record, best-known keys first, without the hyperparameters it repeats."""
+    skip = {*run.hyperparameters, "workload", "strategy"}
+    record = {key: value for key, value in run.environment.items() if key not in skip}
+    first = [(key, record.pop(key)) for key in ENVIRONMENT_ORDER if key in record]
+    return first + sorted(record.items())
 
 
 @require_POST
@@ -129,7 +147,7 @@ def compare(request):
 
 
 def new_sweep(request):
-    form = SweepForm(request.POST or None, user=request.user)
+    form = SweepForm(request.POST or None, user=request.user, initial={"project": default_project(request.user)})
     if request.method == "POST" and form.is_valid():
         sweep = launch_sweep(form.request, form.plans)
         messages.success(request, f"Sweep {sweep.name}: {len(form.plans)} runs queued.")

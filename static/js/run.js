@@ -56,7 +56,11 @@
 
   const text = (id, value) => { const el = document.getElementById(id); if (el) el.textContent = value; };
   const na = (value, format) => (value === null || value === undefined ? "N/A" : format(value));
-  const when = (iso) => na(iso, (v) => new Date(v).toLocaleString());
+  const pad = (n) => String(n).padStart(2, "0");
+  const local = (d) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const when = (iso) => na(iso, (v) => local(new Date(v)));
+  // Stored in UTC, shown in the viewer's local time.
+  document.querySelectorAll("time[datetime]").forEach((el) => { el.textContent = local(new Date(el.getAttribute("datetime"))); });
 
   function cost() {
     const rate = run.cost ? parseFloat(run.cost.rate_per_hour) : NaN;
@@ -87,19 +91,29 @@
     const error = document.getElementById("error");
     error.hidden = !run.error;
     error.textContent = run.error || "";
-    const env = document.getElementById("environment");
-    if (run.environment && Object.keys(run.environment).length) {
-      env.replaceChildren(...Object.entries(run.environment).flatMap(([k, v]) => {
-        const dt = document.createElement("dt"), dd = document.createElement("dd");
-        dt.textContent = k; dd.textContent = v === null ? "N/A" : String(v);
-        return [dt, dd];
-      }));
-    }
+    showEnvironment(run.environment || {});
     const cancel = document.getElementById("cancel-form");
     if (cancel && FINISHED.includes(run.status)) cancel.remove();
     else if (cancel && run.cancel_requested_at) {
       const button = cancel.querySelector("button"); button.disabled = true; button.textContent = "Cancelling…";
     }
+  }
+
+  const ENV_ORDER = ["python", "torch", "cuda", "device", "world_size", "host", "node", "git_commit"];
+  function showEnvironment(record) {
+    const skip = new Set([...Object.keys(run.hyperparameters || {}), "workload", "strategy"]);
+    const keys = Object.keys(record).filter((k) => !skip.has(k));
+    if (!keys.length) return;
+    keys.sort((a, b) => {
+      const ia = ENV_ORDER.indexOf(a), ib = ENV_ORDER.indexOf(b);
+      return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib) || a.localeCompare(b);
+    });
+    document.getElementById("environment").replaceChildren(...keys.flatMap((k) => {
+      const dt = document.createElement("dt"), dd = document.createElement("dd");
+      dt.textContent = k;
+      dd.textContent = record[k] === null ? "N/A" : String(record[k]);
+      return [dt, dd];
+    }));
   }
 
   function showGPUs(gpus) {

@@ -32,7 +32,7 @@ def unique_hostname(name: str) -> str:
 class NodeWorker:
     """One node worker process consuming `node.<hostname>`."""
 
-    def __init__(self, hostname: str, log_path: Path, concurrency: int = 2):
+    def __init__(self, hostname: str, log_path: Path, concurrency: int = 2, run_settings: dict | None = None):
         self.hostname = hostname
         self.log_path = log_path
         self.log = open(log_path, "wb")
@@ -54,7 +54,7 @@ class NodeWorker:
             "--loglevel",
             "INFO",
         ]
-        env = process_environment(**FAST_RUN_SETTINGS)
+        env = process_environment(**(FAST_RUN_SETTINGS if run_settings is None else run_settings))
         self.process = subprocess.Popen(
             argv, env=env, cwd=BASE_DIR, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
         )
