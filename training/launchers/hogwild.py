@@ -27,6 +27,7 @@ import torch.multiprocessing as mp
 from torch.utils.data import DistributedSampler, TensorDataset
 
 from training import events
+from training.launchers import RUN_ENV
 from training.workloads import WORKLOADS, common
 
 LAUNCHER = "training.launchers.hogwild"
@@ -46,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     common.install_signal_handlers()
     parser = argparse.ArgumentParser(prog=f"python -m {LAUNCHER}", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workload", required=True, choices=[n for n, w in WORKLOADS.items() if "hogwild" in w.strategies])
+    parser.add_argument(
+        "--workload", required=True, choices=[n for n, w in WORKLOADS.items() if "hogwild" in w.strategies]
+    )
     parser.add_argument("--workers", type=int, required=True, help="worker processes")
     ours, rest = parser.parse_known_args(argv)
     if ours.workers < 1:
@@ -71,7 +74,13 @@ class Supervisor:
         torch.set_num_threads(self.threads)
         common.seed_everything(self.args.seed)
         self.device = common.pick_device(0)
-        common.env_event("hogwild", self.workers, self.device, threads_per_worker=self.threads, **common._hyper(self.module, self.args))
+        common.env_event(
+            "hogwild",
+            self.workers,
+            self.device,
+            threads_per_worker=self.threads,
+            **common.hyperparameters(self.module, self.args),
+        )
         train, self.test = self.module.load_data(self.args)
         for tensor in train.tensors:
             tensor.share_memory_()
@@ -84,12 +93,15 @@ class Supervisor:
             self._stop_workers()
 
     def _start_workers(self, train: TensorDataset) -> None:
+        # Spawned workers import torch afresh and inherit this environment.
+        for key, value in RUN_ENV.items():
+            os.environ.setdefault(key, value)
         ctx = mp.get_context("spawn")
         for rank in range(self.workers):
             parent_end, child_end = ctx.Pipe()
             proc = ctx.Process(
                 target=_worker,
-                args=(rank, self.workers, self.args, self.model, train, child_end, os.getpid()),
+                args=(rank, self.workers, self.args, self.model, train, child_end),
                 kwargs={"threads": self.threads, "device": str(self.device)},
                 name=f"hogwild-{rank}",
                 daemon=True,
@@ -100,49 +112,59 @@ class Supervisor:
             self.conns.append(parent_end)
 
     def _supervise(self) -> int:
-        epochs = self.args.epochs
-        reporter = common.Reporter(True, 1, self.args.report_interval)
-        rates: dict[int, float] = {}
-        ended: dict[int, int] = {}  # epoch -> workers that finished it
-        step = 0
-        accuracy = test_loss = None
-        live = set(range(self.workers))
-        while live:
-            ready = wait([self.conns[r] for r in live] + [self.procs[r].sentinel for r in live], timeout=1.0)
-            for rank in sorted(live):
-                while rank in live and (self.conns[rank] in ready or self.procs[rank].sentinel in ready):
+        self.reporter = common.Reporter(True, 1, self.args.report_interval)
+        self.step = 0
+        self.ended: dict[int, int] = {}  # epoch -> workers that finished it
+        self.rates: dict[int, tuple] = {}  # rank -> (steady, median-step) samples/s
+        self.accuracy = self.test_loss = None
+        self.live = set(range(self.workers))
+        while self.live:
+            ready = set(wait([self.conns[r] for r in self.live] + [self.procs[r].sentinel for r in self.live], 1.0))
+            for rank in sorted(self.live):
+                while rank in self.live and ready & {self.conns[rank], self.procs[rank].sentinel}:
                     message = self._receive(rank)
                     if message is None:
                         break
-                    kind = message[0]
-                    if kind == "step":
-                        _, epoch, steps, samples, seconds, loss_sum, first_ts = message
-                        if first_ts is not None and step == 0:
-                            events.emit("first_step", ts=first_ts)
-                        step += steps
-                        # Workers run side by side: their samples over one worker's time.
-                        reporter.meter.add(samples, seconds / self.workers)
-                        reporter.loss_sum += loss_sum
-                        reporter.loss_count += steps
-                        if reporter.throttle.ready():
-                            reporter.progress(step, epoch)
-                    elif kind == "epoch_end":
-                        epoch = message[1]
-                        ended[epoch] = ended.get(epoch, 0) + 1
-                        if ended[epoch] == self.workers:
-                            accuracy, test_loss = common.evaluate(self.model, self.test, self.device)
-                            reporter.epoch_end(step, epoch, epochs, accuracy, test_loss)
-                            for conn in self.conns:
-                                conn.send(("continue",))
-                    elif kind == "done":
-                        rates[rank] = message[1]
-                        live.discard(rank)
+                    getattr(self, f"_on_{message[0]}")(rank, *message[1:])
+        return self._finish()
+
+    def _on_step(self, rank, epoch, steps, samples, seconds, loss_sum, first_ts) -> None:
+        if first_ts is not None and self.step == 0:
+            events.emit("first_step", ts=first_ts)
+        self.step += steps
+        # The workers run side by side: their samples over one worker's time.
+        self.reporter.meter.add(samples, seconds / self.workers)
+        self.reporter.loss_sum += loss_sum
+        self.reporter.loss_count += steps
+        if self.reporter.throttle.ready():
+            self.reporter.progress(self.step, epoch)
+
+    def _on_epoch_end(self, rank, epoch) -> None:
+        self.ended[epoch] = self.ended.get(epoch, 0) + 1
+        if self.ended[epoch] < self.workers:
+            return
+        self.accuracy, self.test_loss = common.evaluate(self.model, self.test, self.device)
+        self.reporter.epoch_end(self.step, epoch, self.args.epochs, self.accuracy, self.test_loss)
+        for conn in self.conns:
+            conn.send(("continue",))
+
+    def _on_done(self, rank, steady, median_step) -> None:
+        self.rates[rank] = (steady, median_step)
+        self.live.discard(rank)
+
+    def _finish(self) -> int:
         for proc in self.procs:
             proc.join(WORKER_STOP_TIMEOUT)
         if self.args.save:
             torch.save(self.model.state_dict(), self.args.save)
-        total_rate = sum(r for r in rates.values() if r) or None
-        events.emit("done", accuracy=accuracy, loss=test_loss, samples_per_s=total_rate, steps=step)
+        events.emit(
+            "done",
+            accuracy=self.accuracy,
+            loss=self.test_loss,
+            samples_per_s=sum(steady or 0 for steady, _ in self.rates.values()) or None,
+            median_step_samples_per_s=sum(median or 0 for _, median in self.rates.values()) or None,
+            steps=self.step,
+        )
         return 0
 
     def _receive(self, rank: int) -> tuple | None:
@@ -176,7 +198,6 @@ def _worker(
     model: torch.nn.Module,
     train: TensorDataset,
     conn: Connection,
-    parent_pid: int,
     threads: int,
     device: str,
 ) -> None:
@@ -190,22 +211,22 @@ def _worker(
         model, common.build_optimizer(model.parameters(), args), train, args.batch_size, sampler, torch.device(device)
     )
     meter = common.Throughput()
-    report = _WorkerReport(conn, parent_pid)
+    report = _WorkerReport(conn)
     for epoch in range(1, args.epochs + 1):
         trainer.train_epoch(epoch, lambda loss, n, s: (meter.add(n, s), report.step(epoch, loss, n, s)))  # noqa: B023
         report.flush(epoch)
         conn.send(("epoch_end", epoch))
         report.wait_for_parent()
-    conn.send(("done", meter.steady()))
+    conn.send(("done", meter.steady(), meter.median_step()))
     conn.close()
 
 
 class _WorkerReport:
     """Batches a worker's step counts into a few messages a second."""
 
-    def __init__(self, conn: Connection, parent_pid: int) -> None:
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
-        self.parent_pid = parent_pid
+        self.watch = common.ParentWatch()
         self.first_ts: float | None = None
         self.sent_first = False
         self.last = time.monotonic()
@@ -213,8 +234,7 @@ class _WorkerReport:
         self.seconds = self.loss_sum = 0.0
 
     def step(self, epoch: int, loss: float, samples: int, seconds: float) -> None:
-        if os.getppid() != self.parent_pid:
-            os._exit(1)  # orphaned: the parent was killed without ending us
+        self.watch.check()
         if self.first_ts is None:
             self.first_ts = time.time()
         self.steps += 1
@@ -235,8 +255,7 @@ class _WorkerReport:
 
     def wait_for_parent(self) -> None:
         while not self.conn.poll(1.0):
-            if os.getppid() != self.parent_pid:
-                os._exit(1)
+            self.watch.check()
         self.conn.recv()
 
 

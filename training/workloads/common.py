@@ -15,11 +15,14 @@ import platform
 import random
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -94,6 +97,22 @@ def guarded(main_fn, *args: Any) -> int:
             exit_now(128 + _stop_signal, f"stopped by {signal.Signals(_stop_signal).name}")
         raise
     return 0
+
+
+class ParentWatch:
+    """Ends a worker whose launcher died without ending it.
+
+    torchrun starts each worker in a session of its own, so a SIGKILL aimed at
+    torchrun's process group misses them; checking the parent each step (one
+    cheap system call) keeps such orphans from training on, unseen.
+    """
+
+    def __init__(self) -> None:
+        self.parent = os.getppid()
+
+    def check(self) -> None:
+        if os.getppid() != self.parent:
+            exit_now(1, "the launcher is gone; stopping")
 
 
 # --- environment ------------------------------------------------------------
@@ -236,6 +255,9 @@ class Throughput:
 
     ``steady`` leaves out the first ``warmup_steps`` steps (allocator, caches,
     the first collective); ``window`` covers the time since it was last read.
+    ``median_step`` is the rate of the median steady step: on a node shared
+    with other work it shows what the loop does when it has its cores, where
+    ``steady`` also counts the steps someone else's process slowed down.
     """
 
     def __init__(self, warmup_steps: int = WARMUP_STEPS) -> None:
@@ -247,6 +269,7 @@ class Throughput:
         self.steady_seconds = 0.0
         self.window_samples = 0
         self.window_seconds = 0.0
+        self.step_rates: deque[float] = deque(maxlen=10_000)
 
     def add(self, samples: int, seconds: float) -> None:
         self.steps += 1
@@ -257,6 +280,8 @@ class Throughput:
         if self.steps > self.warmup_steps:
             self.steady_samples += samples
             self.steady_seconds += seconds
+            if seconds > 0:
+                self.step_rates.append(samples / seconds)
 
     def window(self) -> float | None:
         rate = self.window_samples / self.window_seconds if self.window_seconds > 0 else None
@@ -267,6 +292,9 @@ class Throughput:
         if self.steady_seconds > 0:
             return self.steady_samples / self.steady_seconds
         return self.samples / self.seconds if self.seconds > 0 else None
+
+    def median_step(self) -> float | None:
+        return statistics.median(self.step_rates) if self.step_rates else None
 
 
 class Trainer:
@@ -310,7 +338,9 @@ class Trainer:
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, test: TensorDataset, device: torch.device, batch_size: int = 1024) -> tuple[float, float]:
+def evaluate(
+    model: nn.Module, test: TensorDataset, device: torch.device, batch_size: int = 1024
+) -> tuple[float, float]:
     """Held-out (accuracy, mean loss)."""
     model.eval()
     inputs, targets = test.tensors
@@ -363,7 +393,9 @@ class Reporter:
     def epoch_end(self, step: int, epoch: int, epochs: int, accuracy: float, test_loss: float) -> None:
         self.accuracy = accuracy
         if self.enabled:
-            print(f"epoch {epoch}/{epochs}: held-out accuracy {accuracy:.4f}, held-out loss {test_loss:.4f}", flush=True)
+            print(
+                f"epoch {epoch}/{epochs}: held-out accuracy {accuracy:.4f}, held-out loss {test_loss:.4f}", flush=True
+            )
         if self.throttle.ready(force=epoch == epochs):
             self.progress(step, epoch)
 
@@ -385,20 +417,28 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
         dist.init_process_group(backend_for(device), timeout=timedelta(minutes=10))
     seed_everything(args.seed)
     if env.is_main:
-        env_event("ddp" if env.distributed else "single", env.world_size, device, **_hyper(module, args))
+        env_event("ddp" if env.distributed else "single", env.world_size, device, **hyperparameters(module, args))
 
     train, test = module.load_data(args)
     model = module.build_model(args).to(device)
     trained = model
     if env.distributed:
-        trained = nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        trained = nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None
+        )
     sampler = DistributedSampler(train, num_replicas=env.world_size, rank=env.rank, shuffle=True, seed=args.seed)
     trainer = Trainer(trained, build_optimizer(trained.parameters(), args), train, args.batch_size, sampler, device)
     reporter = Reporter(env.is_main, env.world_size, args.report_interval)
+    watch = ParentWatch() if env.distributed else None
+
+    def on_step(epoch: int, loss: float, samples: int, seconds: float) -> None:
+        if watch:
+            watch.check()
+        reporter.step(trainer.step, epoch, loss, samples, seconds)
 
     accuracy = test_loss = None
     for epoch in range(1, args.epochs + 1):
-        trainer.train_epoch(epoch, lambda loss, n, s: reporter.step(trainer.step, epoch, loss, n, s))  # noqa: B023
+        trainer.train_epoch(epoch, partial(on_step, epoch))
         if env.is_main:
             accuracy, test_loss = evaluate(model, test, device)
             reporter.epoch_end(trainer.step, epoch, args.epochs, accuracy, test_loss)
@@ -406,13 +446,20 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
     if env.is_main:
         if args.save:
             torch.save(model.state_dict(), args.save)
-        events.emit("done", accuracy=accuracy, loss=test_loss, samples_per_s=reporter.meter.steady(), steps=trainer.step)
+        events.emit(
+            "done",
+            accuracy=accuracy,
+            loss=test_loss,
+            samples_per_s=reporter.meter.steady(),
+            median_step_samples_per_s=reporter.meter.median_step(),
+            steps=trainer.step,
+        )
     if env.distributed:
         dist.destroy_process_group()
     return 0
 
 
-def _hyper(module: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
+def hyperparameters(module: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
     return {
         "workload": module.NAME,
         "epochs": args.epochs,
