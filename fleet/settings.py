@@ -91,6 +91,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE = {
+    "watch-reservations": {"task": "fleet.watch_reservations", "schedule": 60.0},
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -159,13 +162,15 @@ RUN_LOG_MAX_LINES = env_int("RUN_LOG_MAX_LINES", default=20000, minimum=100)
 RUN_BOOKING_HORIZON_S = env_float("RUN_BOOKING_HORIZON_S", default=3600.0, minimum=60.0)
 RUN_SWEEP_MAX_RUNS = env_int("RUN_SWEEP_MAX_RUNS", default=64, minimum=1)
 
-CELERY_BEAT_SCHEDULE = {
-    "training-mark-lost-runs": {
-        "task": "training.tasks.mark_lost_runs",
-        "schedule": RUN_HEARTBEAT_S,
-        "options": {"queue": "default", "expires": RUN_HEARTBEAT_S},
-    },
+CELERY_BEAT_SCHEDULE["training-mark-lost-runs"] = {
+    "task": "training.tasks.mark_lost_runs",
+    "schedule": RUN_HEARTBEAT_S,
+    "options": {"queue": "default", "expires": RUN_HEARTBEAT_S},
 }
+
+# Reservations (docs/reservations.md).
+RESERVATION_NO_SHOW_MINUTES = env_int("RESERVATION_NO_SHOW_MINUTES", default=30, minimum=1)
+RESERVATION_TELEMETRY_STALE_S = env_int("RESERVATION_TELEMETRY_STALE_S", default=120, minimum=1)
 
 LOGGING = {
     "version": 1,

@@ -1,5 +1,17 @@
 """Fleet models: the inventory, and the bookings and costs that hang on it."""
 
 from fleet.models.inventory import GPU, GPUModel, Node, OsAccount, Project
+from fleet.models.reservations import CalendarFeed, DeadlineWindow, QuotaPolicy, Reservation, ReservationEvent
 
-__all__ = ["GPU", "GPUModel", "Node", "OsAccount", "Project"]
+__all__ = [
+    "GPU",
+    "CalendarFeed",
+    "DeadlineWindow",
+    "GPUModel",
+    "Node",
+    "OsAccount",
+    "Project",
+    "QuotaPolicy",
+    "Reservation",
+    "ReservationEvent",
+]
