@@ -4,15 +4,17 @@ from datetime import datetime
 
 from django.utils import formats, timezone
 
+from fleet.booking import conflicting_bookings
+
+
+def _local(moment: datetime) -> str:
+    return formats.date_format(timezone.localtime(moment), "Y-m-d H:i T")
+
 
 def booked_by_others(gpus, user, start: datetime, end: datetime) -> list[str]:
     """One message per booking of these GPUs by another researcher overlapping [start, end)."""
-    try:
-        from fleet.booking import conflicting_bookings
-    except ImportError:  # a build without the reservations calendar: nothing is booked
-        return []
-    messages = []
-    for booking in conflicting_bookings([gpu.pk for gpu in gpus], user, start, end):
-        until = formats.date_format(timezone.localtime(booking.end), "DATETIME_FORMAT")
-        messages.append(f"{booking.gpu} is booked by {booking.user.get_username()} until {until}.")
-    return messages
+    return [
+        f"{booking.gpu} is booked by {booking.user.get_username()} from {_local(booking.start)} "
+        f"to {_local(booking.end)}."
+        for booking in conflicting_bookings([gpu.pk for gpu in gpus], user, start, end)
+    ]

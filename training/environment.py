@@ -9,6 +9,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from training.launchers import run_env
 from training.models import Run, RunNode
 
 # The fleet's own secrets stay with the node worker: a run's processes never see them.
@@ -24,8 +25,8 @@ WITHHELD = {
 
 
 def process_env(run: Run, part: RunNode) -> dict[str, str]:
-    """The node worker's environment minus its secrets, plus the run's devices and identity."""
-    env = {key: value for key, value in os.environ.items() if key not in WITHHELD}
+    """The node worker's environment minus its secrets, plus the launchers' settings, devices and identity."""
+    env = run_env({key: value for key, value in os.environ.items() if key not in WITHHELD})
     base = str(settings.BASE_DIR)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [base, env.get("PYTHONPATH", "")]))
     env.update(

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
+from fleet.booking import current_holders
 from fleet.choices import RunStatus
 from fleet.models import GPU
 from training import costs
@@ -33,11 +34,7 @@ def holding_runs() -> dict[int, Run]:
 
 
 def current_bookings() -> dict[int, str]:
-    """GPU id → who has booked it right now (empty in a build without the reservations calendar)."""
-    try:
-        from fleet.booking import current_holders
-    except ImportError:
-        return {}
+    """GPU id → who has booked it right now."""
     return {gpu_id: user.get_username() for gpu_id, (user, _) in current_holders().items()}
 
 

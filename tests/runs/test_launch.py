@@ -147,3 +147,34 @@ def test_a_cpu_only_run_hides_every_gpu_from_its_processes(cast, quiet_node):
 def test_staff_may_launch_in_any_project(cast, quiet_node):
     plan, errors = check(cast["admin"], gpus_of(quiet_node, 1), project=cast["project"])
     assert errors == {} and plan.project == cast["project"]
+
+
+def book(user, gpu, hours_from_now: float, hours: float):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from fleet.models import Reservation
+
+    start = timezone.now() + timedelta(hours=hours_from_now)
+    return Reservation.objects.create(user=user, gpu=gpu, start=start, end=start + timedelta(hours=hours))
+
+
+def test_it_refuses_gpus_someone_else_has_booked(cast, quiet_node):
+    gpu = gpus_of(quiet_node, 1)[0]
+    book(cast["teammate"], gpu, hours_from_now=0.5, hours=2)
+    refused(cast["owner"], [gpu], "gpus", f"{gpu} is booked by bob from", quiet_node)
+
+
+def test_a_researcher_may_run_on_gpus_they_booked_themselves(cast, quiet_node):
+    gpu = gpus_of(quiet_node, 1)[0]
+    book(cast["owner"], gpu, hours_from_now=-0.5, hours=2)
+    plan, errors = check(cast["owner"], [gpu])
+    assert errors == {} and plan.gpus == [gpu]
+
+
+def test_a_booking_that_starts_after_the_horizon_does_not_block(cast, quiet_node, settings):
+    settings.RUN_BOOKING_HORIZON_S = 3600
+    gpu = gpus_of(quiet_node, 1)[0]
+    book(cast["teammate"], gpu, hours_from_now=3, hours=1)
+    assert check(cast["owner"], [gpu])[1] == {}
