@@ -92,7 +92,7 @@ def launch_by_form(browser: Browser, gpus: list[GPU], strategy: str) -> tuple[in
 
 def launch_by_api(base: str, token: str, gpus: list[GPU], strategy: str) -> tuple[int, float]:
     body = json.dumps(
-        {"workload": "digits_cnn", "strategy": strategy, "gpus": [g.pk for g in gpus], "hyperparameters": HYPER}
+        {"workload": "digits_cnn", "strategy": strategy, "gpus": [g.uuid for g in gpus], "hyperparameters": HYPER}
     )
     request = urllib.request.Request(
         base + "/api/runs/",

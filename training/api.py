@@ -21,6 +21,16 @@ from training.workloads import WORKLOADS
 PAGE_MAX = 1000
 
 
+def gpu_field() -> serializers.SlugRelatedField:
+    return serializers.SlugRelatedField(
+        slug_field="uuid",
+        queryset=GPU.objects.select_related("node", "model"),
+        many=True,
+        default=list,
+        help_text="GPU UUIDs, as NVML reports them (GPU-…).",
+    )
+
+
 class LaunchSerializer(serializers.Serializer):
     """What a launch takes; hyperparameters are checked by the same rules as the launch form."""
 
@@ -31,9 +41,7 @@ class LaunchSerializer(serializers.Serializer):
     workload = serializers.CharField(help_text=f"A built-in workload, or {SCRIPT!r} with `script`.")
     script = serializers.CharField(required=False, allow_blank=True, default="")
     strategy = serializers.ChoiceField(choices=RunStrategy.choices, default=RunStrategy.SINGLE)
-    gpus = serializers.PrimaryKeyRelatedField(
-        queryset=GPU.objects.select_related("node", "model"), many=True, default=list
-    )
+    gpus = gpu_field()
     node = serializers.SlugRelatedField(
         slug_field="hostname", queryset=Node.objects.all(), required=False, allow_null=True, default=None
     )
@@ -56,9 +64,7 @@ class SweepLaunchSerializer(serializers.Serializer):
     seed = serializers.IntegerField(required=False, default=0, min_value=0)
     metric = serializers.ChoiceField(choices=SweepMetric.choices, default=SweepMetric.ACCURACY)
     base = serializers.DictField(required=False, default=dict, help_text="Fixed hyperparameters of every run.")
-    gpus = serializers.PrimaryKeyRelatedField(
-        queryset=GPU.objects.select_related("node", "model"), many=True, default=list
-    )
+    gpus = gpu_field()
     node = serializers.SlugRelatedField(
         slug_field="hostname", queryset=Node.objects.all(), required=False, allow_null=True, default=None
     )

@@ -23,7 +23,7 @@ def alice_run(cast):
 
 
 def launch_body(node, **extra):
-    body = {"workload": "digits_cnn", "gpus": [gpus_of(node, 1)[0].pk], "hyperparameters": {"epochs": 2}}
+    body = {"workload": "digits_cnn", "gpus": [gpus_of(node, 1)[0].uuid], "hyperparameters": {"epochs": 2}}
     return {**body, **extra}
 
 
@@ -46,7 +46,7 @@ def test_a_launch_returns_the_queued_run(api, cast, quiet_node, django_capture_o
         ({"hyperparameters": {"lr": -1}}, "lr", "Learning rate must be greater than 0."),
         ({"hyperparameters": {"batch_size": 10**6}}, "batch_size", "larger than the training set"),
         ({"strategy": "ddp", "processes": 4}, "processes", "more than the 1 GPUs"),
-        ({"gpus": [10**9]}, "gpus", "Invalid pk"),
+        ({"gpus": ["GPU-nowhere"]}, "gpus", "does not exist"),
         ({"workload": "script", "script": "/tmp/x.py"}, "script", "switched off"),
         ({"strategy": "warp"}, "strategy", "not a valid choice"),
         ({"project": "nope"}, "project", "does not exist"),

@@ -95,7 +95,7 @@ def test_a_sweep_larger_than_the_limit_is_refused(cast, quiet_node, settings):
         "workload": "digits_cnn",
         "mode": "grid",
         "space": {"lr": [0.1, 0.2, 0.3], "seed": [1, 2]},
-        "gpus": [gpus_of(quiet_node, 1)[0].pk],
+        "gpus": [gpus_of(quiet_node, 1)[0].uuid],
     }
     response = api.post("/api/sweeps/", body, format="json")
     assert response.status_code == 400 and "6 runs" in response.json()["space"][0]
