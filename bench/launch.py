@@ -7,7 +7,7 @@ fleet adds.
 
     DATABASE_URL=… REDIS_URL=… SECRET_KEY=… python bench/launch.py [--repeats 5]
 
-It adds a user, a node with two (CPU-backed) GPUs and their runs to that database, starts a uvicorn
+It migrates that database, adds a user, a node with two (CPU-backed) GPUs and their runs to that database, starts a uvicorn
 and a node worker with default run settings, and stops both at the end.
 """
 
@@ -33,6 +33,7 @@ import django  # noqa: E402
 django.setup()
 
 from django.contrib.auth import get_user_model  # noqa: E402
+from django.core.management import call_command  # noqa: E402
 from rest_framework.authtoken.models import Token  # noqa: E402
 
 from fleet.models import GPU, GPUModel, Node  # noqa: E402
@@ -50,6 +51,7 @@ CASES = [("single", 1), ("ddp", 2)]
 
 
 def setup_fleet() -> tuple[Node, object]:
+    call_command("migrate", verbosity=0)
     user, _ = get_user_model().objects.get_or_create(username="bench-launch")
     user.set_password(PASSWORD)
     user.save()

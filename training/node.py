@@ -27,6 +27,10 @@ from training.stream import RunStream
 log = logging.getLogger(__name__)
 
 
+# After the launcher exits, how long a process it left behind may keep its output open.
+LINGER_S = 5.0
+
+
 class GPUsBusy(Exception):
     """Another run holds one of this share's GPUs; the share waits in the queue."""
 
@@ -150,23 +154,26 @@ def follow(group: ProcessGroup, run: Run, part: RunNode) -> tuple[int, RunStream
     """Stream the group's output until it exits, or stop it when the run is cancelled or ended elsewhere."""
     stream = RunStream(run, part)
     last_write = time.monotonic()
-    tick = settings.RUN_FLUSH_S
-    next_tick = time.monotonic() + tick
+    next_tick = time.monotonic() + settings.RUN_FLUSH_S
+    exited_at = None
     eof = False
     while not eof:
         eof = drain(group, stream, timeout=max(0.0, next_tick - time.monotonic()))
         if time.monotonic() < next_tick and not eof:
             continue
-        next_tick = time.monotonic() + tick
+        next_tick = time.monotonic() + settings.RUN_FLUSH_S
         if stream.pending or time.monotonic() - last_write >= settings.RUN_HEARTBEAT_S:
             if safe_flush(stream):
                 last_write = time.monotonic()
-        control = read_control(run)
-        if control.stop:
+        if read_control(run).stop:
             code = group.stop(settings.RUN_CANCEL_GRACE_S)
             drain_rest(group, stream)
             safe_flush(stream)
             return code, stream
+        if not eof and group.exited():
+            exited_at = exited_at or time.monotonic()
+            if time.monotonic() - exited_at > LINGER_S:
+                kill_descendants()  # the launcher is gone, but something it started still holds its output
     code = group.wait()
     safe_flush(stream)
     return code, stream

@@ -110,3 +110,25 @@ def test_a_failing_script_fails_the_run_with_its_last_lines(cast, worker_node, t
     assert "exited with code 1" in run.error and "the data is not where it should be" in run.error
     assert run.step == 1 and run.loss == 2.5
     assert list(run.logs.values_list("line", flat=True)) == ["loading the data", "the data is not where it should be"]
+
+
+def test_a_process_a_script_leaves_behind_is_ended_with_the_run(cast, worker_node, tmp_path, settings):
+    settings.RUN_SCRIPT_DIRS = [str(tmp_path)]
+    script = tmp_path / "leaves_a_child.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import subprocess, sys
+            # A child in a session of its own that keeps the run's output open and outlives the script.
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+            print("started a helper and leaving", flush=True)
+            """
+        )
+    )
+
+    run = start_run(cast["owner"], gpus_of(worker_node, 1), workload="script", script=str(script))
+    run = wait_for(run, RunStatus.finished(), timeout_s=60)
+
+    assert run.status == RunStatus.SUCCEEDED and run.exit_code == 0
+    assert "started a helper and leaving" in log_of(run)
+    assert not wait_until_no_run_processes(run, timeout_s=5)
