@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from fleet.choices import RunStatus
+from fleet.localtime import in_local_time
 from fleet.models import GPU
 from training import costs
 from training.access import can_change, visible_run_or_404, visible_runs, visible_sweeps
@@ -29,6 +30,7 @@ LOG_TAIL = 300
 COMPARE_MAX = 8
 
 
+@in_local_time
 def runs(request):
     show = request.GET.get("show") if request.GET.get("show") in LIST_TABS else "mine"
     found = visible_runs(request.user).select_related("owner", "project").prefetch_related("gpus__node")
@@ -42,6 +44,7 @@ def runs(request):
     return render(request, "training/runs.html", context)
 
 
+@in_local_time
 def launch_run(request):
     initial = {"project": default_project(request.user), **initial_from(request)}
     form = LaunchForm(request.POST or None, user=request.user, initial=initial)
@@ -82,6 +85,7 @@ def launch_context(request, form) -> dict:
     }
 
 
+@in_local_time
 def run_detail(request, pk: int):
     run = visible_run_or_404(request.user, pk)
     run = Run.objects.prefetch_related(
@@ -130,6 +134,7 @@ def cancel(request, pk: int):
     return redirect("training:run", pk=run.pk)
 
 
+@in_local_time
 def compare(request):
     ids = [int(pk) for pk in request.GET.getlist("run") if pk.isdigit()][:COMPARE_MAX]
     chosen = list(visible_runs(request.user).filter(pk__in=ids).select_related("owner", "project"))
@@ -146,6 +151,7 @@ def compare(request):
     return render(request, "training/compare.html", context)
 
 
+@in_local_time
 def new_sweep(request):
     form = SweepForm(request.POST or None, user=request.user, initial={"project": default_project(request.user)})
     if request.method == "POST" and form.is_valid():
@@ -156,6 +162,7 @@ def new_sweep(request):
     return render(request, "training/sweep_form.html", {"form": form, "gpu_rows": gpu_rows(request.user, selected)})
 
 
+@in_local_time
 def sweep_detail(request, pk: int):
     sweep = get_object_or_404(visible_sweeps(request.user).select_related("owner", "project"), pk=pk)
     data = json.loads(json.dumps(SweepSerializer(sweep).data, default=str))

@@ -59,8 +59,6 @@
   const pad = (n) => String(n).padStart(2, "0");
   const local = (d) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
   const when = (iso) => na(iso, (v) => local(new Date(v)));
-  // Stored in UTC, shown in the viewer's local time.
-  document.querySelectorAll("time[datetime]").forEach((el) => { el.textContent = local(new Date(el.getAttribute("datetime"))); });
 
   function cost() {
     const rate = run.cost ? parseFloat(run.cost.rate_per_hour) : NaN;
