@@ -7,8 +7,8 @@ fleet adds.
 
     DATABASE_URL=… REDIS_URL=… SECRET_KEY=… python bench/launch.py [--repeats 5]
 
-It migrates that database, adds a user, a node with two (CPU-backed) GPUs and their runs to that database, starts a uvicorn
-and a node worker with default run settings, and stops both at the end.
+It migrates that database, adds a user and a node with two (CPU-backed) GPUs, starts a uvicorn and a
+node worker with default run settings, and removes all of it (runs included) at the end.
 """
 
 import argparse
@@ -60,6 +60,14 @@ def setup_fleet() -> tuple[Node, object]:
     for index in range(2):
         GPU.objects.create(node=node, index=index, uuid=f"GPU-{node.hostname}-{index}", model=model)
     return node, user
+
+
+def remove_fleet(node: Node, user) -> None:
+    """Leave the database as it was: the benchmark's runs, node, GPUs and user go."""
+    Run.objects.filter(owner=user).delete()
+    node.gpus.all().delete()
+    node.delete()
+    user.delete()
 
 
 class Browser:
@@ -174,6 +182,7 @@ def main() -> int:
     finally:
         worker.stop()
         server.stop()
+        remove_fleet(node, user)
     print()
     print(
         "| launch | form POST → first step | API call → first step | launch → node worker started it | "
