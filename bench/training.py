@@ -43,6 +43,8 @@ from training.workloads import DIGITS_TRAIN_SIZE, WORKLOADS  # noqa: E402
 DIGITS = WORKLOADS["digits_cnn"].module
 SWEEP_BATCHES = (16, 64, 256)
 SWEEP_STEPS = 150  # per rank, enough past the warm-up for a steady rate
+IDLE_TIMEOUT = 90.0  # seconds to wait for an idle node before measuring anyway
+IDLE_SEEN: list[float | None] = []
 SINGLE = "single process, 2 threads"
 DDP1 = "DDP(1), 1 rank x 1 thread"
 DDP2 = "DDP(2), 2 ranks x 1 thread"
@@ -56,6 +58,27 @@ class Result:
     accuracy: float | None
 
 
+def cpu_idle(window: float) -> float:
+    """Share of the node's CPU time spent idle over ``window`` seconds (Linux /proc/stat)."""
+
+    def sample() -> tuple[int, int]:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return fields[3] + fields[4], sum(fields)  # idle + iowait, total
+
+    idle0, total0 = sample()
+    time.sleep(window)
+    idle1, total1 = sample()
+    return (idle1 - idle0) / max(1, total1 - total0)
+
+
+def wait_for_idle(min_idle: float, timeout: float) -> float:
+    """Wait until the node is mostly idle, so other work does not land in the figures; the idle share found."""
+    deadline = time.monotonic() + timeout
+    while (idle := cpu_idle(2.0)) < min_idle and time.monotonic() < deadline:
+        pass
+    return idle
+
+
 def measure(argv: list[str]) -> Result:
     started = time.time()
     done = subprocess.run(argv, cwd=REPO, env=run_env(), capture_output=True, text=True, timeout=1800, check=False)
@@ -67,15 +90,17 @@ def measure(argv: list[str]) -> Result:
     return Result(final["samples_per_s"], final["median_step_samples_per_s"], first["ts"] - started, final["accuracy"])
 
 
-def run_all(configs: dict[str, list[str]], repeats: int) -> dict[str, Result]:
+def run_all(configs: dict[str, list[str]], repeats: int, min_idle: float) -> dict[str, Result]:
     """Median of each figure over ``repeats`` rounds. The node is shared, so the
     configurations take turns (round-robin) rather than running back to back:
     a burst of someone else's load then hits every strategy alike."""
     runs: dict[str, list[Result]] = {name: [] for name in configs}
     for round_ in range(repeats):
         for name, argv in configs.items():
+            idle = wait_for_idle(min_idle, IDLE_TIMEOUT) if min_idle > 0 else None
             runs[name].append(measure(argv))
-            print(f"  round {round_ + 1}, {name}: {runs[name][-1]}", file=sys.stderr, flush=True)
+            IDLE_SEEN.append(idle)
+            print(f"  round {round_ + 1}, {name} (idle before {idle}): {runs[name][-1]}", file=sys.stderr, flush=True)
     return {
         name: Result(
             statistics.median(r.samples_per_s for r in results),
@@ -112,6 +137,9 @@ def sweep_configs() -> dict[str, list[str]]:
 def report(results: dict[str, Result], command: str, load: str) -> None:
     print(f"Machine: {platform.node()}, {os.cpu_count()} cores, no GPU; Python {platform.python_version()}.")
     print(f"Load average (1 min) before and after, from other work on the machine: {load}.")
+    seen = [idle for idle in IDLE_SEEN if idle is not None]
+    if seen:
+        print(f"CPU idle in the 2 s before each run: lowest {min(seen):.0%}, median {statistics.median(seen):.0%}.")
     print(f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Command: `{command}`\n")
     if SINGLE in results:
         base = results[SINGLE].samples_per_s
@@ -145,6 +173,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="rounds; each figure is the median over them")
     parser.add_argument("--no-sweep", action="store_true", help="skip the batch-size sweep")
+    parser.add_argument(
+        "--min-idle",
+        type=float,
+        default=0.0,
+        help="before each run, wait (up to 90 s) until this share of the node's CPU time is idle over 2 s",
+    )
     parser.add_argument("--sweep-only", action="store_true", help="only the batch-size sweep")
     args = parser.parse_args()
     command = "python bench/training.py " + " ".join(sys.argv[1:])
@@ -152,7 +186,7 @@ def main() -> None:
     configs = {} if args.sweep_only else strategy_configs()
     if not args.no_sweep:
         configs |= sweep_configs()
-    results = run_all(configs, args.repeats)
+    results = run_all(configs, args.repeats, args.min_idle)
     report(results, command.strip(), f"{load_before:.1f} / {os.getloadavg()[0]:.1f}")
 
 
