@@ -103,10 +103,6 @@ class Run(models.Model):
     def is_finished(self) -> bool:
         return self.status in RunStatus.finished()
 
-    @property
-    def total_processes(self) -> int:
-        return self.processes * max(1, self.nodes.count())
-
     def start(self) -> None:
         """A node worker has taken the run and is starting its processes."""
         self._move(RunStatus.STARTING, started_at=timezone.now())

@@ -75,7 +75,8 @@ def run_share(run_node_id: int, worker: str) -> str:
 def claim(run_node_id: int, worker: str) -> RunNode | None:
     """Take the share if it still waits and its GPUs are free (compare-and-set under row locks)."""
     with transaction.atomic():
-        part = RunNode.objects.select_for_update().select_related("run", "node").filter(pk=run_node_id).first()
+        shares = RunNode.objects.select_for_update(of=("self",)).select_related("run", "node")
+        part = shares.filter(pk=run_node_id).first()
         if part is None or part.status != RunNodeStatus.QUEUED:
             return None
         run = Run.objects.select_for_update().get(pk=part.run_id)
