@@ -8,7 +8,9 @@ from fleet.env import (
     env_bool,
     env_float,
     env_int,
+    env_int_list,
     env_list,
+    env_percent,
     env_str,
     redis_url,
 )
@@ -144,6 +146,27 @@ SPECTACULAR_SETTINGS = {
 AGENT_INTERVAL_S = env_float("AGENT_INTERVAL_S", default=1.0, minimum=0.1)
 AGENT_MAX_FRAME_BYTES = env_int("AGENT_MAX_FRAME_BYTES", default=1024 * 1024, minimum=1024)
 METRICS_TOKEN = env_str("METRICS_TOKEN", default="")
+
+# Alerts, costs and budgets (docs/alerts.md).
+ALERT_EVAL_INTERVAL_S = env_float("ALERT_EVAL_INTERVAL_S", default=30.0, minimum=1.0)
+ALERT_IDLE_MIN_MEMORY_MIB = env_int("ALERT_IDLE_MIN_MEMORY_MIB", default=1024, minimum=0)
+ALERT_IDLE_MAX_UTIL_PCT = env_percent("ALERT_IDLE_MAX_UTIL_PCT", default=5.0)
+ALERT_IDLE_WINDOW_MIN = env_int("ALERT_IDLE_WINDOW_MIN", default=30, minimum=1)
+ALERT_ESCALATE_AFTER_H = env_float("ALERT_ESCALATE_AFTER_H", default=24.0, minimum=0.0)
+ALERT_RAW_TAIL_MIN = env_int("ALERT_RAW_TAIL_MIN", default=5, minimum=1)
+ALERT_HEALTH_WINDOW_S = env_int("ALERT_HEALTH_WINDOW_S", default=120, minimum=1)
+ALERT_TEMP_C = env_float("ALERT_TEMP_C", default=85.0, minimum=0.0)
+ALERT_BOOKING_IDLE_MIN = env_int("ALERT_BOOKING_IDLE_MIN", default=30, minimum=1)
+BUDGET_THRESHOLDS_PCT = env_int_list("BUDGET_THRESHOLDS_PCT", default=[50, 80, 100], minimum=1)
+RECLAIM_GRACE_S = env_int("RECLAIM_GRACE_S", default=30, minimum=1)
+WEBHOOK_TIMEOUT_S = env_float("WEBHOOK_TIMEOUT_S", default=5.0, minimum=0.1)
+WEBHOOK_MAX_RETRIES = env_int("WEBHOOK_MAX_RETRIES", default=5, minimum=0)
+WEBHOOK_RETRY_BASE_S = env_float("WEBHOOK_RETRY_BASE_S", default=30.0, minimum=0.0)
+
+CELERY_BEAT_SCHEDULE = {
+    "alerts-evaluate": {"task": "monitoring.tasks.evaluate_alerts", "schedule": ALERT_EVAL_INTERVAL_S},
+    "costs-rollup-usage": {"task": "monitoring.tasks.rollup_usage", "schedule": 60.0},
+}
 
 LOGGING = {
     "version": 1,
