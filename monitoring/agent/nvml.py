@@ -1,0 +1,279 @@
+"""The NVML backend: the only module that imports pynvml.
+
+Every NVML call goes through NvmlBackend.query, which starts NVML lazily,
+looks functions up by name (older drivers and bindings lack some), logs a
+missing one once and returns NA instead of raising. A field NVML cannot give
+is NA (None, JSON null), never 0.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from . import procinfo
+
+log = logging.getLogger(__name__)
+
+NA = None
+
+# NVML C ABI values; they never change between driver releases.
+TEMPERATURE_GPU = 0
+CLOCK_SM = 1
+CLOCK_MEM = 2
+PCIE_UTIL_TX_BYTES = 0
+PCIE_UTIL_RX_BYTES = 1
+MEMORY_ERROR_TYPE_UNCORRECTED = 1
+VOLATILE_ECC = 0
+DEVICE_MIG_ENABLE = 1
+ERROR_NOT_SUPPORTED = 3
+ERROR_NOT_FOUND = 6
+ERROR_FUNCTION_NOT_FOUND = 13
+
+# Per-process utilization samples older than this are not looked at.
+PROCESS_UTIL_WINDOW_S = 10.0
+
+_SAME_AS_DEFAULT = object()
+
+
+class NvmlUnavailable(RuntimeError):
+    """NVML cannot be used on this machine (no driver, no library, no bindings)."""
+
+
+@dataclass
+class _Device:
+    index: int
+    handle: Any
+    uuid: str
+
+
+class NvmlBackend:
+    """Reads GPUs and their processes through NVML; same interface as the simulator."""
+
+    def __init__(self, lib: Any = None) -> None:
+        self._lib = lib
+        self._started = False
+        self._missing: set[str] = set()
+        self._logged: set[tuple[str, int | None]] = set()
+        self._devices: list[_Device] | None = None
+        self._process_info: dict[int, dict] = {}
+
+    def start(self) -> None:
+        """Start NVML and find the GPUs; raises NvmlUnavailable with a clear reason."""
+        self._init()
+        if self._devices is None:
+            self._devices = self._discover()
+
+    def close(self) -> None:
+        if self._started:
+            self.query("nvmlShutdown")
+            self._started = False
+            self._devices = None
+
+    def query(self, name: str, *args: Any, default: Any = NA, not_found: Any = _SAME_AS_DEFAULT) -> Any:
+        """Call NVML function name; default on any NVML error, not_found on NOT_FOUND."""
+        self._init()
+        fn = None if name in self._missing else getattr(self._lib, name, None)
+        if fn is None:
+            self._log_missing(name)
+            return default
+        try:
+            return fn(*args)
+        except self._lib.NVMLError as exc:
+            code = getattr(exc, "value", None)
+            if code == ERROR_FUNCTION_NOT_FOUND:
+                self._log_missing(name)
+            elif code == ERROR_NOT_FOUND and not_found is not _SAME_AS_DEFAULT:
+                return not_found
+            elif code not in (ERROR_NOT_SUPPORTED, ERROR_NOT_FOUND):
+                self._log_error_once(name, code, exc)
+            return default
+
+    def driver_version(self) -> str | None:
+        return _text(self.query("nvmlSystemGetDriverVersion"))
+
+    def cuda_version(self) -> str | None:
+        version = self.query("nvmlSystemGetCudaDriverVersion")
+        if not isinstance(version, int):
+            return None
+        return f"{version // 1000}.{version % 1000 // 10}"
+
+    def gpus(self) -> list[dict]:
+        """Static description of each GPU, for the hello frame."""
+        self.start()
+        return [self._gpu_info(d) for d in self._devices]
+
+    def sample(self, now: float) -> list[dict]:
+        """One reading per GPU: {"gpu": uuid, <metric keys>..., "processes": [...] or None}."""
+        self.start()
+        readings = [self._read_device(d, now) for d in self._devices]
+        seen = {p["pid"] for r in readings for p in (r["processes"] or ())}
+        self._process_info = {pid: i for pid, i in self._process_info.items() if pid in seen}
+        return readings
+
+    def _init(self) -> None:
+        if self._started:
+            return
+        if self._lib is None:
+            try:
+                import pynvml
+            except ImportError as exc:
+                raise NvmlUnavailable("the nvidia-ml-py package is not installed") from exc
+            self._lib = pynvml
+        try:
+            self._lib.nvmlInit()
+        except self._lib.NVMLError as exc:
+            raise NvmlUnavailable(f"NVML could not start: {exc}") from exc
+        self._started = True
+
+    def _log_missing(self, name: str) -> None:
+        if name not in self._missing:
+            self._missing.add(name)
+            log.warning("NVML has no %s on this driver; the fields it gives are null", name)
+
+    def _log_error_once(self, name: str, code: int | None, exc: Exception) -> None:
+        if (name, code) not in self._logged:
+            self._logged.add((name, code))
+            log.warning("NVML %s failed: %s; the fields it gives are null", name, exc)
+
+    def _discover(self) -> list[_Device]:
+        devices = []
+        for index in range(self.query("nvmlDeviceGetCount", default=0)):
+            handle = self.query("nvmlDeviceGetHandleByIndex", index)
+            uuid = _text(self.query("nvmlDeviceGetUUID", handle)) if handle is not NA else NA
+            if uuid is NA:
+                log.warning("GPU %d has no readable UUID; it is left out", index)
+                continue
+            devices.append(_Device(index, handle, uuid))
+        return devices
+
+    def _gpu_info(self, device: _Device) -> dict:
+        h = device.handle
+        memory = self.query("nvmlDeviceGetMemoryInfo", h)
+        limit_mw = self.query("nvmlDeviceGetEnforcedPowerLimit", h)
+        if limit_mw is NA:
+            limit_mw = self.query("nvmlDeviceGetPowerManagementLimit", h)
+        mig_mode = self.query("nvmlDeviceGetMigMode", h)
+        mig = mig_mode is not NA and mig_mode[0] == DEVICE_MIG_ENABLE
+        info = {
+            "index": device.index,
+            "uuid": device.uuid,
+            "name": _text(self.query("nvmlDeviceGetName", h)),
+            "memory_total_mib": _mib(getattr(memory, "total", NA)),
+            "power_limit_w": _watts(limit_mw),
+            "pcie_gen": self.query("nvmlDeviceGetCurrPcieLinkGeneration", h),
+            "pcie_width": self.query("nvmlDeviceGetCurrPcieLinkWidth", h),
+            "mig": mig,
+        }
+        if mig:
+            info["mig_devices"] = self._mig_devices(h)
+        return info
+
+    def _mig_devices(self, handle: Any) -> list[dict]:
+        devices = []
+        for index in range(self.query("nvmlDeviceGetMaxMigDeviceCount", handle, default=0)):
+            # Empty MIG slots answer NOT_FOUND, which query turns into NA quietly.
+            mig = self.query("nvmlDeviceGetMigDeviceHandleByIndex", handle, index)
+            if mig is NA:
+                continue
+            memory = self.query("nvmlDeviceGetMemoryInfo", mig)
+            devices.append(
+                {
+                    "index": index,
+                    "uuid": _text(self.query("nvmlDeviceGetUUID", mig)),
+                    "name": _text(self.query("nvmlDeviceGetName", mig)),
+                    "memory_total_mib": _mib(getattr(memory, "total", NA)),
+                }
+            )
+        return devices
+
+    def _read_device(self, device: _Device, now: float) -> dict:
+        try:
+            reading = {"gpu": device.uuid, **self._metrics(device.handle)}
+            reading["processes"] = self._processes(device.handle, now)
+        except Exception:
+            # Not an NVMLError (query handles those): still keep the other GPUs going.
+            if (device.uuid, None) not in self._logged:
+                self._logged.add((device.uuid, None))
+                log.warning("reading GPU %s failed; its fields are null", device.uuid, exc_info=True)
+            reading = {"gpu": device.uuid, "processes": None}
+        return reading
+
+    def _metrics(self, h: Any) -> dict:
+        util = self.query("nvmlDeviceGetUtilizationRates", h)
+        memory = self.query("nvmlDeviceGetMemoryInfo", h)
+        return {
+            "util_gpu": getattr(util, "gpu", NA),
+            "util_mem": getattr(util, "memory", NA),
+            "mem_used_mib": _mib(getattr(memory, "used", NA)),
+            "temp_c": self.query("nvmlDeviceGetTemperature", h, TEMPERATURE_GPU),
+            "power_w": _watts(self.query("nvmlDeviceGetPowerUsage", h)),
+            "sm_clock_mhz": self.query("nvmlDeviceGetClockInfo", h, CLOCK_SM),
+            "mem_clock_mhz": self.query("nvmlDeviceGetClockInfo", h, CLOCK_MEM),
+            "fan_pct": self.query("nvmlDeviceGetFanSpeed", h),
+            "pcie_tx_kib_s": self.query("nvmlDeviceGetPcieThroughput", h, PCIE_UTIL_TX_BYTES),
+            "pcie_rx_kib_s": self.query("nvmlDeviceGetPcieThroughput", h, PCIE_UTIL_RX_BYTES),
+            "ecc_volatile": self.query("nvmlDeviceGetTotalEccErrors", h, MEMORY_ERROR_TYPE_UNCORRECTED, VOLATILE_ECC),
+            "clocks_event_reasons": self._clocks_event_reasons(h),
+        }
+
+    def _clocks_event_reasons(self, h: Any) -> int | None:
+        reasons = self.query("nvmlDeviceGetCurrentClocksEventReasons", h)
+        if reasons is NA:
+            # Drivers before 535 only know the older name.
+            reasons = self.query("nvmlDeviceGetCurrentClocksThrottleReasons", h)
+        return reasons
+
+    def _processes(self, h: Any, now: float) -> list[dict] | None:
+        compute = self.query("nvmlDeviceGetComputeRunningProcesses", h)
+        graphics = self.query("nvmlDeviceGetGraphicsRunningProcesses", h)
+        if compute is NA and graphics is NA:
+            return None
+        memory: dict[int, int | None] = {}
+        for proc in [*(compute or ()), *(graphics or ())]:
+            # A pid using both compute and graphics is listed twice; keep the known memory.
+            if memory.get(proc.pid) is None:
+                memory[proc.pid] = _mib(getattr(proc, "usedGpuMemory", NA))
+        sm_util = self._sm_util(h, now)
+        return [self._process(pid, mem, sm_util) for pid, mem in memory.items()]
+
+    def _process(self, pid: int, mem_mib: int | None, sm_util: dict[int, int] | None) -> dict:
+        if pid not in self._process_info:
+            self._process_info[pid] = procinfo.process_info(pid)
+        info = self._process_info[pid]
+        return {
+            "pid": pid,
+            "user": info["user"],
+            "name": info["name"],
+            "cmdline": info["cmdline"],
+            "mem_used_mib": mem_mib,
+            # The driver reports only processes that ran kernels in the window.
+            "sm_util": NA if sm_util is NA else sm_util.get(pid, 0),
+            "started_at": info["started_at"],
+        }
+
+    def _sm_util(self, h: Any, now: float) -> dict[int, int] | None:
+        since_us = int((now - PROCESS_UTIL_WINDOW_S) * 1_000_000)
+        samples = self.query("nvmlDeviceGetProcessUtilization", h, since_us, not_found=[])
+        if samples is NA:
+            return NA
+        latest: dict[int, Any] = {}
+        for s in samples:
+            if s.pid not in latest or s.timeStamp > latest[s.pid].timeStamp:
+                latest[s.pid] = s
+        return {pid: s.smUtil for pid, s in latest.items()}
+
+
+def _text(value: Any) -> str | None:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value
+
+
+def _mib(value_bytes: int | None) -> int | None:
+    return NA if value_bytes is NA else value_bytes // (1024 * 1024)
+
+
+def _watts(milliwatts: int | None) -> float | None:
+    return NA if milliwatts is NA else round(milliwatts / 1000, 1)
