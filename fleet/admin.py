@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from fleet.models import GPU, GPUModel, Node, OsAccount, Project
+from fleet.models import GPU, GPUModel, Node, OsAccount, Project, UserBudget
 
 
 @admin.register(GPUModel)
@@ -71,3 +71,9 @@ class OsAccountAdmin(admin.ModelAdmin):
     list_display = ["username", "user"]
     search_fields = ["username", "user__username", "user__email"]
     list_filter = ["user"]
+
+
+@admin.register(UserBudget)
+class UserBudgetAdmin(admin.ModelAdmin):
+    list_display = ["user", "monthly_budget"]
+    search_fields = ["user__username"]

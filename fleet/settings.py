@@ -67,6 +67,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "fleet.context_processors.navigation",
+                "monitoring.context_processors.notifications",
             ],
         },
     },
@@ -159,9 +160,10 @@ ALERT_TEMP_C = env_float("ALERT_TEMP_C", default=85.0, minimum=0.0)
 ALERT_BOOKING_IDLE_MIN = env_int("ALERT_BOOKING_IDLE_MIN", default=30, minimum=1)
 BUDGET_THRESHOLDS_PCT = env_int_list("BUDGET_THRESHOLDS_PCT", default=[50, 80, 100], minimum=1)
 RECLAIM_GRACE_S = env_int("RECLAIM_GRACE_S", default=30, minimum=1)
+SITE_URL = env_str("SITE_URL", default="http://localhost:8000")
 WEBHOOK_TIMEOUT_S = env_float("WEBHOOK_TIMEOUT_S", default=5.0, minimum=0.1)
-WEBHOOK_MAX_RETRIES = env_int("WEBHOOK_MAX_RETRIES", default=5, minimum=0)
-WEBHOOK_RETRY_BASE_S = env_float("WEBHOOK_RETRY_BASE_S", default=30.0, minimum=0.0)
+NOTIFY_MAX_RETRIES = env_int("NOTIFY_MAX_RETRIES", default=5, minimum=0)
+NOTIFY_RETRY_BASE_S = env_float("NOTIFY_RETRY_BASE_S", default=30.0, minimum=0.0)
 
 CELERY_BEAT_SCHEDULE = {
     "alerts-evaluate": {"task": "monitoring.tasks.evaluate_alerts", "schedule": ALERT_EVAL_INTERVAL_S},

@@ -142,7 +142,8 @@ class IdlePolicy(models.Model):
         verbose_name_plural = "idle-process policies"
         constraints = [
             models.CheckConstraint(
-                condition=Q(min_memory_mib__isnull=True) | Q(min_memory_mib__gte=0), name="idlepolicy_memory_not_negative"
+                condition=Q(min_memory_mib__isnull=True) | Q(min_memory_mib__gte=0),
+                name="idlepolicy_memory_not_negative",
             ),
             models.CheckConstraint(
                 condition=Q(max_util_pct__isnull=True) | Q(max_util_pct__gt=0, max_util_pct__lte=100),

@@ -15,9 +15,7 @@ class UsageHour(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage_hours"
     )
-    project = models.ForeignKey(
-        Project, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage_hours"
-    )
+    project = models.ForeignKey(Project, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage_hours")
     gpu_seconds = models.FloatField(help_text="Sampled intervals with a process of this user on the GPU.")
     idle_seconds = models.FloatField(help_text="Of those, intervals holding memory while the GPU was idle.")
     rate = models.DecimalField(

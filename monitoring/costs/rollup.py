@@ -1,0 +1,83 @@
+"""Roll process samples up into GPU time per GPU, OS user and hour, priced at the rate in force.
+
+Each process sample stands for one sampling interval of GPU time (the interval the server gives the
+agents); two processes of one user on one GPU at one instant count once. The current and the previous
+hour are recomputed on every run, which covers every sample an agent may still replay (the ingest
+refuses samples older than an hour).
+"""
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from fleet.models import GPU
+from fleet.owners import owners_by_os_username
+from monitoring.alerts.attribution import first_projects
+from monitoring.costs.models import UsageHour
+from monitoring.costs.rates import price, rates_by_gpu
+
+USAGE_SQL = """
+SELECT p.gpu_id, date_trunc('hour', p.ts, 'UTC') AS bucket, p.os_user,
+       count(DISTINCT p.ts) AS samples,
+       count(DISTINCT p.ts) FILTER (WHERE g.util_gpu < %(util)s AND p.mem_used_mib >= %(memory)s) AS idle
+FROM monitoring_processsample p
+LEFT JOIN monitoring_gpusample g ON g.gpu_id = p.gpu_id AND g.ts = p.ts
+WHERE p.gpu_id = ANY(%(ids)s) AND p.ts >= %(start)s AND p.ts < %(end)s
+GROUP BY 1, 2, 3
+"""
+
+
+def floor_hour(moment: datetime) -> datetime:
+    return moment.replace(minute=0, second=0, microsecond=0)
+
+
+def measured_usage(start: datetime, end: datetime) -> list[tuple]:
+    params = {
+        "ids": list(GPU.objects.values_list("id", flat=True)),
+        "start": start,
+        "end": end,
+        "util": settings.ALERT_IDLE_MAX_UTIL_PCT,
+        "memory": settings.ALERT_IDLE_MIN_MEMORY_MIB,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(USAGE_SQL, params)
+        return cursor.fetchall()
+
+
+def rollup_usage(now: datetime | None = None, hours: int = 2) -> int:
+    """Recompute the usage rows of the last `hours` hours (the current one included); returns rows written."""
+    now = now or timezone.now()
+    start = floor_hour(now) - timedelta(hours=hours - 1)
+    rows = measured_usage(start, now)
+    owners = owners_by_os_username({os_user for _, _, os_user, _, _ in rows})
+    projects = first_projects({u.id for u in owners.values()})
+    rates = rates_by_gpu({gpu_id for gpu_id, *_ in rows})
+    interval = settings.AGENT_INTERVAL_S
+    usage = []
+    for gpu_id, bucket, os_user, samples, idle in rows:
+        owner = owners.get(os_user)
+        seconds, idle_seconds, rate = samples * interval, idle * interval, rates.get(gpu_id)
+        usage.append(
+            UsageHour(
+                gpu_id=gpu_id,
+                bucket=bucket,
+                os_user=os_user,
+                user=owner,
+                project_id=projects.get(owner.id) if owner else None,
+                gpu_seconds=seconds,
+                idle_seconds=idle_seconds,
+                rate=rate,
+                cost=price(seconds, rate),
+                idle_cost=price(idle_seconds, rate),
+            )
+        )
+    with transaction.atomic():
+        UsageHour.objects.bulk_create(
+            usage,
+            update_conflicts=True,
+            unique_fields=["gpu", "bucket", "os_user"],
+            update_fields=["user", "project", "gpu_seconds", "idle_seconds", "rate", "cost", "idle_cost"],
+        )
+    return len(usage)
