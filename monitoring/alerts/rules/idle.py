@@ -17,7 +17,7 @@ from monitoring.alerts.attribution import first_projects
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
 from monitoring.alerts.policies import PolicyBook, Thresholds
-from monitoring.alerts.windows import WindowStats, gpu_util_windows, process_sm_windows, seen_since
+from monitoring.alerts.windows import WindowStats, gpu_util_windows, process_sm_windows, seen_at
 
 KIND = AlertKind.IDLE_PROCESS
 
@@ -112,7 +112,7 @@ def judge_window(group: list[Candidate], start: datetime, now: datetime) -> dict
     shared = [c for c in group if busy_gpu(c, gpu_stats) and c.process.get("sm_util") is not None]
     process_stats = process_sm_windows([(c.gpu.id, c.pid) for c in shared], start, now)
     unknown_start = [(c.gpu.id, c.pid) for c in group if c.started_at is None]
-    seen = seen_since(unknown_start, start)
+    seen = seen_at(unknown_start, start)
     verdicts: dict = {}
     for c in group:
         stats = gpu_stats.get(c.gpu.id)

@@ -1,0 +1,129 @@
+"""Synthetic telemetry for alert and cost tests: what the ingest stores, written through the ORM.
+
+`Fleet.stream()` writes raw GPU and process samples and the GPU's latest state, `roll_up()` writes the
+minute rollups the telemetry beat task would, so rules see the same rows they see in production.
+"""
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from django.db import connection
+from django.utils import timezone
+
+from fleet.models import GPU, GPUModel, Node
+from monitoring.models import GPUSample, ProcessSample
+
+Util = float | Callable[[datetime], float]
+
+
+def process(
+    pid: int,
+    user: str,
+    mem_used_mib: float = 8000,
+    sm_util: float | None = None,
+    started_at: datetime | None = None,
+    name: str = "python",
+    cmdline: str = "python train.py",
+) -> dict:
+    """A process dict as the agent protocol reports it (started_at in UNIX seconds)."""
+    return {
+        "pid": pid,
+        "user": user,
+        "name": name,
+        "cmdline": cmdline,
+        "mem_used_mib": mem_used_mib,
+        "sm_util": sm_util,
+        "started_at": None if started_at is None else started_at.timestamp(),
+    }
+
+
+def add_gpu(hostname: str = "gpu-01", index: int = 0, model: str = "A100 80GB") -> GPU:
+    node, _ = Node.objects.get_or_create(hostname=hostname)
+    return GPU.objects.create(
+        node=node, index=index, uuid=f"GPU-{hostname}-{index}", model=GPUModel.objects.get(name=model)
+    )
+
+
+def value_at(util: Util, ts: datetime) -> float:
+    return util(ts) if callable(util) else util
+
+
+def stream(
+    gpu: GPU,
+    start: datetime,
+    end: datetime,
+    util: Util,
+    processes: list[dict],
+    interval_s: float = 10.0,
+    temp_c: float = 45.0,
+    clocks_event_reasons: int = 0,
+    ecc_volatile: int | None = 0,
+) -> None:
+    """Samples every interval over [start, end); process sm_util follows the GPU's unless given."""
+    gpu_rows, process_rows = [], []
+    ts = start
+    while ts < end:
+        value = value_at(util, ts)
+        gpu_rows.append(
+            GPUSample(
+                gpu=gpu,
+                ts=ts,
+                util_gpu=value,
+                mem_used_mib=sum(p["mem_used_mib"] or 0 for p in processes),
+                temp_c=temp_c,
+                clocks_event_reasons=clocks_event_reasons,
+                ecc_volatile=ecc_volatile,
+            )
+        )
+        for p in processes:
+            started = p["started_at"]
+            process_rows.append(
+                ProcessSample(
+                    gpu=gpu,
+                    ts=ts,
+                    pid=p["pid"],
+                    os_user=p["user"],
+                    name=p["name"],
+                    cmdline=p["cmdline"],
+                    mem_used_mib=p["mem_used_mib"],
+                    sm_util=p["sm_util"] if p["sm_util"] is None or not callable(p["sm_util"]) else p["sm_util"](ts),
+                    started_at=None if started is None else datetime.fromtimestamp(started, tz=UTC),
+                )
+            )
+        last = ts
+        ts += timedelta(seconds=interval_s)
+    GPUSample.objects.bulk_create(gpu_rows, batch_size=2000)
+    ProcessSample.objects.bulk_create(process_rows, batch_size=2000)
+    latest_state(gpu, last, value_at(util, last), processes, temp_c, clocks_event_reasons, ecc_volatile)
+
+
+def latest_state(gpu, ts, util, processes, temp_c=45.0, clocks_event_reasons=0, ecc_volatile=0) -> None:
+    listed = [{**p, "sm_util": p["sm_util"](ts) if callable(p["sm_util"]) else p["sm_util"]} for p in processes]
+    GPU.objects.filter(pk=gpu.pk).update(
+        last_sample_at=ts,
+        util_gpu=util,
+        mem_used_mib=sum(p["mem_used_mib"] or 0 for p in processes),
+        temp_c=temp_c,
+        clocks_event_reasons=clocks_event_reasons,
+        ecc_volatile=ecc_volatile,
+        processes=listed,
+    )
+    gpu.refresh_from_db()
+
+
+ROLLUP_SQL = """
+INSERT INTO monitoring_gpuminute (gpu_id, bucket, samples, util_gpu_min, util_gpu_avg, util_gpu_max,
+                                  temp_c_min, temp_c_avg, temp_c_max, clocks_event_reasons_any, ecc_volatile_max)
+SELECT gpu_id, date_trunc('minute', ts), count(*), min(util_gpu), avg(util_gpu), max(util_gpu),
+       min(temp_c), avg(temp_c), max(temp_c), bit_or(clocks_event_reasons), max(ecc_volatile)
+FROM monitoring_gpusample WHERE ts >= %s AND ts < %s
+GROUP BY 1, 2
+ON CONFLICT (gpu_id, bucket) DO NOTHING
+"""
+
+
+def roll_up(before: datetime, since: datetime | None = None) -> None:
+    """Minute rollups of every closed minute before `before`, as the telemetry beat task writes them."""
+    end = before.replace(second=0, microsecond=0)
+    with connection.cursor() as cursor:
+        cursor.execute(ROLLUP_SQL, [since or end - timedelta(days=2), end])
