@@ -8,7 +8,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
-from django.utils import timezone
 
 from fleet.models import GPU, GPUModel, Node
 from monitoring.models import GPUSample, ProcessSample
