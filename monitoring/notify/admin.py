@@ -1,6 +1,7 @@
 """Admin for notifications, preferences and webhooks."""
 
 from django.contrib import admin
+from django.db import models
 
 from monitoring.notify.models import Notification, NotificationPreference, Webhook
 
@@ -10,6 +11,7 @@ class WebhookAdmin(admin.ModelAdmin):
     list_display = ["name", "user", "url", "active", "created"]
     list_filter = ["active"]
     search_fields = ["name", "url", "user__username"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
 
 @admin.register(NotificationPreference)

@@ -18,7 +18,8 @@ class PreferenceForm(forms.ModelForm):
 
 
 class WebhookForm(forms.ModelForm):
+    url = forms.URLField(max_length=500, assume_scheme="https", label="URL (http:// or https://)")
+
     class Meta:
         model = Webhook
         fields = ["name", "url"]
-        labels = {"url": "URL (http:// or https://)"}

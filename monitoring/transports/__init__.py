@@ -6,20 +6,15 @@ when delivery fails; `permanent` says whether trying again could help.
 
 from django.utils.module_loading import import_string
 
+from monitoring.transports.base import Transport, TransportError
+
+__all__ = ["TRANSPORTS", "Transport", "TransportError", "transport_for"]
+
 TRANSPORTS = {
     "inapp": "monitoring.transports.inapp.InAppTransport",
     "email": "monitoring.transports.email.EmailTransport",
     "webhook": "monitoring.transports.webhook.WebhookTransport",
 }
-
-
-class TransportError(Exception):
-    """Delivery failed; `permanent` when retrying cannot help (e.g. the endpoint answered 404)."""
-
-    def __init__(self, message: str, permanent: bool = False):
-        super().__init__(message)
-        self.message = message
-        self.permanent = permanent
 
 
 def transport_for(notification):
