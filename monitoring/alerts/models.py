@@ -120,8 +120,8 @@ class IdlePolicy(models.Model):
         null=True,
         blank=True,
         validators=[
-            MinValueValidator(0.1, "The utilization threshold must be above 0 %."),
-            MaxValueValidator(100, "The utilization threshold cannot exceed 100 %."),
+            MinValueValidator(0.1, "The utilization threshold must be above 0 %%."),
+            MaxValueValidator(100, "The utilization threshold cannot exceed 100 %%."),
         ],
         help_text="Idle means the GPU (or the process's own SM share) stays under this.",
     )

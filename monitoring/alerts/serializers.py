@@ -72,6 +72,17 @@ class IdlePolicySerializer(serializers.ModelSerializer):
     class Meta:
         model = IdlePolicy
         fields = ["id", "project", "min_memory_mib", "max_util_pct", "window_minutes", "reclaim", "reclaim_grace_s"]
+        extra_kwargs = {
+            "min_memory_mib": {"error_messages": {"min_value": "Memory cannot be negative."}},
+            "max_util_pct": {
+                "error_messages": {
+                    "min_value": "The utilization threshold must be above 0 %%.",
+                    "max_value": "The utilization threshold cannot exceed 100 %%.",
+                }
+            },
+            "window_minutes": {"error_messages": {"min_value": "The window must be at least one minute."}},
+            "reclaim_grace_s": {"error_messages": {"min_value": "The grace period must be at least one second."}},
+        }
 
 
 class UserBudgetSerializer(serializers.ModelSerializer):
@@ -82,3 +93,4 @@ class UserBudgetSerializer(serializers.ModelSerializer):
     class Meta:
         model = UserBudget
         fields = ["id", "user", "monthly_budget"]
+        extra_kwargs = {"monthly_budget": {"error_messages": {"min_value": "A budget cannot be below zero."}}}
