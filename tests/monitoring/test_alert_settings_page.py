@@ -17,9 +17,8 @@ def test_a_webhook_url_that_is_not_http_is_refused(client, cast, url):
 
 def test_a_webhook_is_added_with_a_secret_shown_to_its_owner(client, cast):
     client.force_login(cast["owner"])
-    response = client.post(
-        "/alerts/settings/", {"form": "webhook", "name": "lab slack", "url": "https://hooks.example.org/T1"}, follow=True
-    )
+    data = {"form": "webhook", "name": "lab slack", "url": "https://hooks.example.org/T1"}
+    response = client.post("/alerts/settings/", data, follow=True)
     hook = Webhook.objects.get()
     assert hook.user == cast["owner"] and len(hook.secret) >= 32
     assert hook.secret in response.content.decode()
