@@ -56,6 +56,13 @@ def env_float(name: str, default: float, minimum: float | None = None) -> float:
     return number
 
 
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = os.environ.get(name, default)
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}={value!r} must be one of: {', '.join(choices)}")
+    return value
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     value = os.environ.get(name)
     if value is None:

@@ -6,6 +6,7 @@ from fleet.env import (
     broker_url,
     database_from_url,
     env_bool,
+    env_choice,
     env_float,
     env_int,
     env_int_list,
@@ -81,7 +82,9 @@ REDIS_URL = redis_url("REDIS_URL")
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 30},
+        # redis-py 8 reads with a 5 s socket timeout by default, exactly channels-redis's 5 s BZPOPMIN wait:
+        # every consumer idle for 5 s would die with "Timeout reading". Reads may take longer than the wait.
+        "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}], "capacity": 1000, "expiry": 30},
     }
 }
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
@@ -93,6 +96,15 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
+CELERY_IMPORTS = ["monitoring.storage.tasks"]
+# Periodic tasks, copied into django-celery-beat's tables when beat starts; every app adds its own.
+CELERY_BEAT_SCHEDULE = {
+    "telemetry-rollup-minutes": {"task": "monitoring.rollup_minutes", "schedule": 30.0},
+    "telemetry-rollup-hours": {"task": "monitoring.rollup_hours", "schedule": 300.0},
+    "telemetry-retention": {"task": "monitoring.enforce_retention", "schedule": 3600.0},
+    "telemetry-partitions": {"task": "monitoring.prepare_partitions", "schedule": 3600.0},
+    "telemetry-offline-backstop": {"task": "monitoring.mark_silent_nodes_offline", "schedule": 10.0},
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -147,6 +159,16 @@ SPECTACULAR_SETTINGS = {
 AGENT_INTERVAL_S = env_float("AGENT_INTERVAL_S", default=1.0, minimum=0.1)
 AGENT_MAX_FRAME_BYTES = env_int("AGENT_MAX_FRAME_BYTES", default=1024 * 1024, minimum=1024)
 METRICS_TOKEN = env_str("METRICS_TOKEN", default="")
+# Ingest: frames from every agent connection wait up to INGEST_FLUSH_MS (or until INGEST_FLUSH_SAMPLES
+# samples are waiting) and are written in one transaction. INGEST_WRITER: "insert" (multi-row INSERT),
+# "copy" (COPY through a staging table) or "per-sample" (one INSERT per sample; the benchmark's baseline).
+INGEST_FLUSH_MS = env_float("INGEST_FLUSH_MS", default=20.0, minimum=1.0)
+INGEST_FLUSH_SAMPLES = env_int("INGEST_FLUSH_SAMPLES", default=5000, minimum=1)
+INGEST_WRITER = env_choice("INGEST_WRITER", default="insert", choices=("insert", "copy", "per-sample"))
+# Retention: raw samples, then 1-minute rollups, then 1-hour rollups (0 keeps them forever).
+FLEET_RAW_RETENTION_HOURS = env_int("FLEET_RAW_RETENTION_HOURS", default=48, minimum=2)
+FLEET_MINUTE_RETENTION_DAYS = env_int("FLEET_MINUTE_RETENTION_DAYS", default=90, minimum=1)
+FLEET_HOUR_RETENTION_DAYS = env_int("FLEET_HOUR_RETENTION_DAYS", default=0, minimum=0)
 
 # Alerts, costs and budgets (docs/alerts.md).
 ALERT_EVAL_INTERVAL_S = env_float("ALERT_EVAL_INTERVAL_S", default=30.0, minimum=1.0)
@@ -154,7 +176,6 @@ ALERT_IDLE_MIN_MEMORY_MIB = env_int("ALERT_IDLE_MIN_MEMORY_MIB", default=1024, m
 ALERT_IDLE_MAX_UTIL_PCT = env_percent("ALERT_IDLE_MAX_UTIL_PCT", default=5.0)
 ALERT_IDLE_WINDOW_MIN = env_int("ALERT_IDLE_WINDOW_MIN", default=30, minimum=1)
 ALERT_ESCALATE_AFTER_H = env_float("ALERT_ESCALATE_AFTER_H", default=24.0, minimum=0.0)
-ALERT_RAW_TAIL_MIN = env_int("ALERT_RAW_TAIL_MIN", default=5, minimum=1)
 ALERT_HEALTH_WINDOW_S = env_int("ALERT_HEALTH_WINDOW_S", default=120, minimum=1)
 ALERT_TEMP_C = env_float("ALERT_TEMP_C", default=85.0, minimum=0.0)
 ALERT_BOOKING_IDLE_MIN = env_int("ALERT_BOOKING_IDLE_MIN", default=30, minimum=1)
@@ -165,7 +186,7 @@ WEBHOOK_TIMEOUT_S = env_float("WEBHOOK_TIMEOUT_S", default=5.0, minimum=0.1)
 NOTIFY_MAX_RETRIES = env_int("NOTIFY_MAX_RETRIES", default=5, minimum=0)
 NOTIFY_RETRY_BASE_S = env_float("NOTIFY_RETRY_BASE_S", default=30.0, minimum=0.0)
 
-CELERY_BEAT_SCHEDULE = {
+CELERY_BEAT_SCHEDULE |= {
     "alerts-evaluate": {"task": "monitoring.tasks.evaluate_alerts", "schedule": ALERT_EVAL_INTERVAL_S},
     "costs-rollup-usage": {"task": "monitoring.tasks.rollup_usage", "schedule": 60.0},
 }

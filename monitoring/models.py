@@ -1,12 +1,16 @@
-"""Monitoring models: raw telemetry samples, per-process samples and their rollups.
+"""Monitoring models: raw telemetry samples, per-process samples, their rollups and the ingest's bookkeeping.
 
 Columns follow the agent's declared metric keys (monitoring/agent/metrics.py), units in the names.
 NULL means the GPU could not report the value (N/A), never zero.
+
+The raw tables are partitioned by day in PostgreSQL (monitoring/storage/partitions.py, and
+docs/benchmarks.md for why); their primary key is (gpu, ts), which makes a replayed sample a no-op.
 """
 
 from django.db import models
 
-from fleet.models import GPU
+from fleet.choices import NodeStatus
+from fleet.models import GPU, Node
 
 
 class MetricColumns(models.Model):
@@ -32,11 +36,9 @@ class MetricColumns(models.Model):
 class GPUSample(MetricColumns):
     """One raw sample of one GPU (kept a short time, then rolled up)."""
 
+    pk = models.CompositePrimaryKey("gpu", "ts")
     gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="samples")
     ts = models.DateTimeField()
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["gpu", "ts"], name="gpusample_one_per_gpu_and_ts")]
 
     def __str__(self) -> str:
         return f"{self.gpu_id}@{self.ts.isoformat()}"
@@ -45,6 +47,7 @@ class GPUSample(MetricColumns):
 class ProcessSample(models.Model):
     """One process seen on one GPU in one sample."""
 
+    pk = models.CompositePrimaryKey("gpu", "ts", "pid")
     gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="process_samples")
     ts = models.DateTimeField()
     pid = models.PositiveIntegerField()
@@ -56,7 +59,6 @@ class ProcessSample(models.Model):
     started_at = models.DateTimeField(null=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["gpu", "ts", "pid"], name="processsample_one_per_gpu_ts_pid")]
         indexes = [models.Index(fields=["os_user", "ts"], name="processsample_user_ts")]
 
     def __str__(self) -> str:
@@ -112,6 +114,7 @@ class GPUMinute(RollupColumns):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["gpu", "bucket"], name="gpuminute_one_per_gpu_and_bucket")]
+        indexes = [models.Index(fields=["bucket"], name="gpuminute_bucket")]
 
     def __str__(self) -> str:
         return f"{self.gpu_id}@{self.bucket.isoformat()}"
@@ -125,9 +128,56 @@ class GPUHour(RollupColumns):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["gpu", "bucket"], name="gpuhour_one_per_gpu_and_bucket")]
+        indexes = [models.Index(fields=["bucket"], name="gpuhour_bucket")]
 
     def __str__(self) -> str:
         return f"{self.gpu_id}@{self.bucket.isoformat()}"
+
+
+class AgentSession(models.Model):
+    """A node's current agent start and the highest frame seq stored from it, so a reconnect resumes there."""
+
+    node = models.OneToOneField(Node, on_delete=models.CASCADE, related_name="agent_session")
+    session = models.CharField(max_length=64, blank=True, help_text="The agent start's id from its hello.")
+    boot_id = models.CharField(max_length=64, blank=True)
+    last_seq = models.PositiveBigIntegerField(default=0)
+    connected_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.node_id}: {self.session or self.boot_id} up to seq {self.last_seq}"
+
+
+class NodeStatusChange(models.Model):
+    """A node going online or offline, with why; the ingest writes one in the transaction that flips it."""
+
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="status_changes")
+    old_status = models.CharField(max_length=16, choices=NodeStatus.choices)
+    new_status = models.CharField(max_length=16, choices=NodeStatus.choices)
+    reason = models.CharField(max_length=200)
+    created = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["node", "-created"], name="nodestatuschange_node_created")]
+
+    def __str__(self) -> str:
+        return f"{self.node_id}: {self.old_status} → {self.new_status}"
+
+
+class RollupProgress(models.Model):
+    """How far one rollup table is computed, and the earliest late sample still to fold into it."""
+
+    table = models.CharField(max_length=16, unique=True)
+    done_until = models.DateTimeField(null=True, help_text="Every bucket that starts before this is rolled up.")
+    late_since = models.DateTimeField(null=True, help_text="A sample this old arrived after its bucket was done.")
+    last_run_at = models.DateTimeField(null=True)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        verbose_name_plural = "rollup progress"
+
+    def __str__(self) -> str:
+        return f"{self.table} rollup done until {self.done_until}"
 
 
 # Alerts, notifications and usage live in their own modules; importing them here registers them.

@@ -2,9 +2,10 @@
 
 from django.urls import path
 
+from monitoring.ingest.consumer import AgentConsumer
 from monitoring.notify.consumer import NotificationConsumer
 
-agent_urlpatterns: list = []
+agent_urlpatterns: list = [path("ws/agent/", AgentConsumer.as_asgi())]
 browser_urlpatterns: list = [
     path("ws/notifications/", NotificationConsumer.as_asgi()),
 ]

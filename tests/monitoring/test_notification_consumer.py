@@ -1,5 +1,7 @@
 """/ws/notifications/: the live badge gets the unread count, then each new notification as it is delivered."""
 
+import asyncio
+
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -47,6 +49,7 @@ async def test_an_anonymous_visitor_is_refused():
     communicator.scope["user"] = AnonymousUser()
     connected, code = await communicator.connect()
     assert not connected and code == 4401
+    await communicator.disconnect()
 
 
 async def test_it_starts_with_the_unread_count(people):
@@ -64,6 +67,15 @@ async def test_the_badge_updates_when_a_notification_arrives(people):
     assert message["type"] == "notification" and message["unread"] == 1
     assert message["notification"]["alert"]["id"] == alert.pk
     assert message["notification"]["headline"] == alert.title
+    await communicator.disconnect()
+
+
+async def test_a_badge_left_open_for_a_while_still_hears_about_new_notifications(people):
+    communicator = await connected(people["alice"])
+    await communicator.receive_json_from()
+    await asyncio.sleep(7)  # longer than the channel layer's 5 s blocking read
+    await alert_for(people["alice"])
+    assert (await communicator.receive_json_from(timeout=5))["unread"] == 1
     await communicator.disconnect()
 
 

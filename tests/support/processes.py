@@ -61,10 +61,10 @@ def wait_for_http(url: str, timeout_s: float = 30.0, process: subprocess.Popen |
 
 
 class ServerProcess:
-    """uvicorn serving fleet.asgi on a free loopback port."""
+    """uvicorn serving fleet.asgi on a loopback port (a free one unless given, e.g. to restart on the same)."""
 
-    def __init__(self, env: dict, log_path: Path):
-        self.port = free_port()
+    def __init__(self, env: dict, log_path: Path, port: int | None = None):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(log_path, "wb")
         argv = [

@@ -1,16 +1,15 @@
 """Synthetic telemetry for alert and cost tests: what the ingest stores, written through the ORM.
 
-`Fleet.stream()` writes raw GPU and process samples and the GPU's latest state, `roll_up()` writes the
-minute rollups the telemetry beat task would, so rules see the same rows they see in production.
+`stream()` writes raw GPU and process samples and the GPU's latest state, `roll_up()` runs the telemetry
+beat task's minute rollup, so rules see the same rows they see in production.
 """
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from django.db import connection
-
 from fleet.models import GPU, GPUModel, Node
 from monitoring.models import GPUSample, ProcessSample
+from monitoring.storage import partitions, rollups
 
 Util = float | Callable[[datetime], float]
 
@@ -59,6 +58,7 @@ def stream(
     ecc_volatile: int | None = 0,
 ) -> None:
     """Samples every interval over [start, end); process sm_util follows the GPU's unless given."""
+    ensure_partitions(start, end)
     gpu_rows, process_rows = [], []
     ts = start
     while ts < end:
@@ -110,19 +110,15 @@ def latest_state(gpu, ts, util, processes, temp_c=45.0, clocks_event_reasons=0, 
     gpu.refresh_from_db()
 
 
-ROLLUP_SQL = """
-INSERT INTO monitoring_gpuminute (gpu_id, bucket, samples, util_gpu_min, util_gpu_avg, util_gpu_max,
-                                  temp_c_min, temp_c_avg, temp_c_max, clocks_event_reasons_any, ecc_volatile_max)
-SELECT gpu_id, date_trunc('minute', ts), count(*), min(util_gpu), avg(util_gpu), max(util_gpu),
-       min(temp_c), avg(temp_c), max(temp_c), bit_or(clocks_event_reasons), max(ecc_volatile)
-FROM monitoring_gpusample WHERE ts >= %s AND ts < %s
-GROUP BY 1, 2
-ON CONFLICT (gpu_id, bucket) DO NOTHING
-"""
+def roll_up(now: datetime) -> None:
+    """The telemetry beat task's minute rollup, run at `now`."""
+    rollups.rollup_minutes(now)
 
 
-def roll_up(before: datetime, since: datetime | None = None) -> None:
-    """Minute rollups of every closed minute before `before`, as the telemetry beat task writes them."""
-    end = before.replace(second=0, microsecond=0)
-    with connection.cursor() as cursor:
-        cursor.execute(ROLLUP_SQL, [since or end - timedelta(days=2), end])
+def ensure_partitions(start: datetime, end: datetime) -> None:
+    """The raw tables are partitioned by day; the ingest makes partitions as samples arrive, so do we."""
+    days, day = [], start.date()
+    while day <= end.date():
+        days.append(day)
+        day += timedelta(days=1)
+    partitions.create_missing(days)

@@ -1,0 +1,161 @@
+"""/ws/agent/: the server side of agent protocol v1 (docs/agent-protocol.md).
+
+connect() checks the node token; the first frame must be a hello; every later samples frame is
+validated, handed to this process's batcher, and acked once the flush holding it has committed.
+Acks go out in seq order from one task per connection, so a slow flush never stops us reading.
+"""
+
+import asyncio
+import json
+import logging
+import time
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.utils import timezone
+
+from fleet.nodes import node_for_token
+from monitoring.ingest import publish
+from monitoring.ingest.batcher import Link, StoreError, batcher
+from monitoring.ingest.hello import Welcome, accept_hello
+from monitoring.ingest.presence import start_sweeper
+from monitoring.ingest.validation import FrameError, check_hello, check_samples, parse
+from monitoring.ingest.writer import Frame, write_one_by_one
+
+log = logging.getLogger(__name__)
+
+CLOSE_PROTOCOL_VIOLATION = 4400
+CLOSE_BAD_TOKEN = 4401
+CLOSE_REPLACED = 4409
+CLOSE_NOT_STORED = 1011
+# Frames a connection may have waiting for their commit before we stop reading from it.
+IN_FLIGHT = 256
+
+
+def agent_group(node_id: int) -> str:
+    return f"agent.node.{node_id}"
+
+
+def bearer_token(scope: dict) -> str:
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else ""
+    return ""
+
+
+class AgentConsumer(AsyncWebsocketConsumer):
+    """One node agent's connection."""
+
+    async def connect(self) -> None:
+        self.node = await database_sync_to_async(node_for_token)(bearer_token(self.scope))
+        self.welcome: Welcome | None = None
+        self.link = Link()
+        self.acks: asyncio.Queue = asyncio.Queue(maxsize=IN_FLIGHT)
+        self.ack_task: asyncio.Task | None = None
+        await self.accept()
+        if self.node is None:
+            await self.close(CLOSE_BAD_TOKEN, "missing or unknown node token")
+            return
+        start_sweeper()
+
+    async def dispatch(self, message: dict) -> None:
+        # Channels' dispatch would also hop to the ORM thread on every frame to recycle connections;
+        # this consumer never touches the ORM on the event loop, and its ORM calls recycle their own.
+        handler = getattr(self, message["type"].replace(".", "_"), None)
+        if handler is None:
+            raise ValueError(f"no handler for {message['type']}")
+        await handler(message)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.node is None:
+            return
+        try:
+            frame = parse(text_data, bytes_data, settings.AGENT_MAX_FRAME_BYTES)
+            if self.welcome is None:
+                await self.on_first_frame(frame)
+            elif frame.get("type") == "samples":
+                await self.on_samples(frame)
+            elif frame.get("type") == "hello":
+                raise FrameError("unexpected_hello", "hello was already received on this connection")
+            else:
+                raise FrameError("unknown_type", f"type {str(frame.get('type'))[:40]!r} is not part of protocol 1")
+        except FrameError as error:
+            await self.send_json(error.frame())
+            if self.welcome is None:
+                await self.close(CLOSE_PROTOCOL_VIOLATION, f"hello required first ({error.code})")
+
+    async def on_first_frame(self, frame: dict) -> None:
+        if frame.get("type") != "hello":
+            raise FrameError("no_hello", f"the first frame must be a hello, not {str(frame.get('type'))[:40]!r}")
+        hello = check_hello(frame)
+        self.welcome = await database_sync_to_async(accept_hello)(self.node.pk, hello, timezone.now())
+        self.hello = hello
+        await self.take_over_node()
+        self.ack_task = asyncio.get_running_loop().create_task(self.send_acks())
+        await self.send_json(
+            {
+                "type": "welcome",
+                "node": self.node.hostname,
+                "interval_s": settings.AGENT_INTERVAL_S,
+                "resume_seq": self.welcome.resume_seq,
+            }
+        )
+        log.info("agent of %s connected, resuming after seq %d", self.node.hostname, self.welcome.resume_seq)
+        if self.welcome.came_online:
+            await publish.node_status(self.node.hostname, "online")
+
+    async def take_over_node(self) -> None:
+        """Close any older connection of this node, in any process, and become the one it listens to."""
+        group = agent_group(self.node.pk)
+        try:
+            await self.channel_layer.group_send(group, {"type": "agent.replaced", "channel": self.channel_name})
+            await self.channel_layer.group_add(group, self.channel_name)
+        except Exception:
+            log.warning("could not tell older connections of %s to close (channel layer down?)", self.node.hostname)
+
+    async def agent_replaced(self, event: dict) -> None:
+        if event["channel"] != self.channel_name:
+            log.info("a newer connection of %s replaces this one", self.node.hostname)
+            await self.close(CLOSE_REPLACED, "replaced by a newer connection of this node")
+
+    async def on_samples(self, frame: dict) -> None:
+        checked = check_samples(frame, self.welcome.gpus.keys(), time.time())
+        samples = [(self.welcome.gpus[sample.uuid], sample) for sample in checked.samples]
+        item = Frame(self.node.pk, self.hello.session, self.hello.boot_id, checked.seq, samples, self.link)
+        if settings.INGEST_WRITER == "per-sample":
+            await self.store_one_by_one(item)
+            return
+        await self.acks.put((checked.seq, batcher().submit(item)))
+
+    async def store_one_by_one(self, item: Frame) -> None:
+        """The baseline the benchmark compares with: one transaction per frame, one INSERT per sample."""
+        result = await database_sync_to_async(write_one_by_one)(item, timezone.now())
+        await self.send_json({"type": "ack", "seq": item.seq})
+        await publish.gpu_updates(result.gpu_updates)
+
+    async def send_acks(self) -> None:
+        while True:
+            seq, stored = await self.acks.get()
+            try:
+                await stored
+            except StoreError as error:
+                if not error.permanent:
+                    await self.close(CLOSE_NOT_STORED, "telemetry could not be stored; reconnect and replay")
+                    return
+                await self.send_json({"type": "error", "code": "not_stored", "detail": str(error), "seq": seq})
+                continue
+            await self.send(text_data=f'{{"type":"ack","seq":{seq}}}')
+
+    async def send_json(self, content: dict) -> None:
+        await self.send(text_data=json.dumps(content))
+
+    async def disconnect(self, code: int) -> None:
+        if self.ack_task is not None:
+            self.ack_task.cancel()
+        if self.node is not None and self.welcome is not None:
+            try:
+                await self.channel_layer.group_discard(agent_group(self.node.pk), self.channel_name)
+            except Exception:
+                log.warning("could not leave the group of %s", self.node.hostname)

@@ -1,0 +1,304 @@
+"""Check agent frames field by field; a bad frame is refused whole with every problem named by its path.
+
+Only what passes is handed on, normalised: floats for metric columns, ints for counters, clipped strings.
+Unknown keys are ignored, so newer agents keep working.
+"""
+
+import json
+import math
+from dataclasses import dataclass
+
+from django.db import models
+
+from monitoring.agent.metrics import METRICS
+from monitoring.models import GPUSample
+
+MAX_ERRORS_REPORTED = 10
+MAX_GPUS = 256
+MAX_PROCESSES = 256
+FUTURE_SLACK_S = 300.0
+# The agent buffers an hour of frames at its default interval; older ones cannot be honest replays.
+PAST_LIMIT_S = 3600.0
+PID_MAX = 2**31 - 1
+INDEX_MAX = 32767
+TEXT_LIMITS = {"user": 64, "name": 255, "cmdline": 4096}
+PROTOCOL = 1
+VERSION_LENGTH = 64
+INTEGER_COLUMNS = {f.name for f in GPUSample._meta.concrete_fields if isinstance(f, models.BigIntegerField)}
+
+
+class FrameError(Exception):
+    """A frame we refuse: a protocol error code and a detail naming each bad field."""
+
+    def __init__(self, code: str, detail: str, seq: int | None = None):
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+        self.seq = seq
+
+    def frame(self) -> dict:
+        error = {"type": "error", "code": self.code, "detail": self.detail}
+        if self.seq is not None:
+            error["seq"] = self.seq
+        return error
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One GPU's reading: its UUID, UNIX ts, metric values in METRICS order, and its processes."""
+
+    uuid: str
+    ts: float
+    values: tuple
+    processes: list[dict] | None
+
+
+@dataclass(frozen=True)
+class SamplesFrame:
+    seq: int
+    samples: list[Sample]
+
+
+@dataclass(frozen=True)
+class GPUInfo:
+    """A GPU as the hello announces it."""
+
+    index: int
+    uuid: str
+    name: str
+    memory_total_mib: int | None
+    power_limit_w: float | None
+    pcie_gen: int | None
+    pcie_width: int | None
+    mig: bool
+
+
+@dataclass(frozen=True)
+class Hello:
+    hostname: str
+    agent_version: str
+    driver_version: str
+    cuda_version: str
+    boot_id: str
+    session: str
+    gpus: list[GPUInfo]
+
+
+class Problems:
+    """Collects (code, path, message) and raises one FrameError naming them all."""
+
+    def __init__(self):
+        self.items: list[tuple[str, str]] = []
+
+    def add(self, code: str, path: str, message: str) -> None:
+        self.items.append((code, f"{path}: {message}"))
+
+    def raise_if_any(self, seq: int | None = None) -> None:
+        if not self.items:
+            return
+        shown = [text for _, text in self.items[:MAX_ERRORS_REPORTED]]
+        more = len(self.items) - len(shown)
+        detail = "; ".join(shown) + (f"; and {more} more" if more else "")
+        raise FrameError(self.items[0][0], detail, seq)
+
+
+def parse(text: str | None, binary: bytes | None, max_bytes: int) -> dict:
+    """The frame as a dict, or FrameError(too_large / binary / not_json / bad_payload)."""
+    if binary is not None:
+        raise FrameError("binary", f"binary frames are not part of the protocol ({len(binary)} bytes); send JSON text")
+    size = len(text) if len(text) * 4 <= max_bytes else len(text.encode())
+    if size > max_bytes:
+        raise FrameError("too_large", f"frame is {size} bytes; the limit is {max_bytes}")
+    try:
+        frame = json.loads(text)
+    except ValueError as exc:
+        raise FrameError("not_json", f"frame is not JSON: {exc}") from None
+    if not isinstance(frame, dict):
+        raise FrameError("bad_payload", f"frame: a JSON object is required, not {type(frame).__name__}")
+    return frame
+
+
+def number_problem(value: object, low: float | None = None, high: float | None = None) -> str | None:
+    """Why value is not an acceptable number, or None when it is."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "not a number"
+    if value != value:
+        return "NaN is not a value (send null when unknown)"
+    if math.isinf(value):
+        return "infinite"
+    if low == 0 and value < 0:
+        return "negative"
+    if low is not None and value < low:
+        return f"below {low:g}"
+    if high is not None and value > high:
+        return f"above {high:g}"
+    return None
+
+
+def check_samples(frame: dict, known_gpus: set[str], now: float) -> SamplesFrame:
+    seq = frame.get("seq")
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+        raise FrameError("bad_payload", "seq: a whole number of at least 0 is required")
+    raw_samples = frame.get("samples")
+    if not isinstance(raw_samples, list):
+        raise FrameError("bad_payload", "samples: a list is required", seq)
+    problems = Problems()
+    samples = [
+        sample
+        for i, raw in enumerate(raw_samples)
+        if (sample := check_sample(raw, f"samples[{i}]", known_gpus, now, problems)) is not None
+    ]
+    problems.raise_if_any(seq)
+    return SamplesFrame(seq, samples)
+
+
+def check_sample(raw: object, path: str, known_gpus: set[str], now: float, problems: Problems) -> Sample | None:
+    if not isinstance(raw, dict):
+        problems.add("bad_payload", path, "an object is required")
+        return None
+    before = len(problems.items)
+    uuid = raw.get("gpu")
+    if not isinstance(uuid, str):
+        problems.add("bad_payload", f"{path}.gpu", "a GPU UUID is required")
+    elif uuid not in known_gpus:
+        problems.add("unknown_gpu", f"{path}.gpu", f"{uuid[:96]!r} was not announced in hello")
+    ts = raw.get("ts")
+    if (why := number_problem(ts)) is not None:
+        problems.add("bad_payload", f"{path}.ts", why)
+    elif ts > now + FUTURE_SLACK_S:
+        problems.add("bad_ts", f"{path}.ts", f"{ts - now:.0f} s in the future; check the node's clock")
+    elif ts < now - PAST_LIMIT_S:
+        problems.add("bad_ts", f"{path}.ts", f"{now - ts:.0f} s old; the agent buffer holds {PAST_LIMIT_S:.0f} s")
+    values = tuple(check_metric(raw.get(m.key), m, f"{path}.{m.key}", problems) for m in METRICS)
+    processes = check_processes(raw.get("processes"), f"{path}.processes", now, problems)
+    if len(problems.items) > before:
+        return None
+    return Sample(uuid, float(ts), values, processes)
+
+
+def check_metric(value: object, metric, path: str, problems: Problems) -> float | int | None:
+    if value is None:
+        return None
+    why = number_problem(value, metric.min, metric.max)
+    if why is None and metric.key in INTEGER_COLUMNS:
+        if isinstance(value, float) and not value.is_integer():
+            why = "not a whole number"
+        else:
+            return int(value)
+    if why is not None:
+        problems.add("bad_payload", path, why)
+        return None
+    return float(value)
+
+
+def check_processes(raw: object, path: str, now: float, problems: Problems) -> list[dict] | None:
+    """None when the agent could not list processes (not the same as an empty list)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        problems.add("bad_payload", path, "a list or null is required")
+        return None
+    if len(raw) > MAX_PROCESSES:
+        problems.add("bad_payload", path, f"more than {MAX_PROCESSES} processes")
+        return None
+    checked = [check_process(p, f"{path}[{i}]", now, problems) for i, p in enumerate(raw)]
+    return [p for p in checked if p is not None]
+
+
+def check_process(raw: object, path: str, now: float, problems: Problems) -> dict | None:
+    if not isinstance(raw, dict):
+        problems.add("bad_payload", path, "an object is required")
+        return None
+    before = len(problems.items)
+    pid = raw.get("pid")
+    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 <= pid <= PID_MAX:
+        problems.add("bad_payload", f"{path}.pid", "a process id (whole number) is required")
+    process = {"pid": pid}
+    for key, limit in TEXT_LIMITS.items():
+        value = raw.get(key)
+        if value is None:
+            value = ""
+        elif not isinstance(value, str):
+            problems.add("bad_payload", f"{path}.{key}", "text or null is required")
+            continue
+        process[key] = value[:limit]
+    for key, low, high in (("mem_used_mib", 0, 4 * 1024 * 1024), ("sm_util", 0, 100), ("started_at", 0, None)):
+        value = raw.get(key)
+        if value is not None and (why := number_problem(value, low, high)) is not None:
+            problems.add("bad_payload", f"{path}.{key}", why)
+        process[key] = None if value is None else float(value)
+    if process["started_at"] is not None and process["started_at"] > now + FUTURE_SLACK_S:
+        problems.add("bad_ts", f"{path}.started_at", "in the future")
+    return process if len(problems.items) == before else None
+
+
+def check_hello(frame: dict) -> Hello:
+    if frame.get("protocol") != PROTOCOL:
+        spoken = frame.get("protocol")
+        raise FrameError("unsupported_protocol", f"protocol {spoken!r} is not supported; this server speaks {PROTOCOL}")
+    problems = Problems()
+    hostname = frame.get("hostname")
+    if not isinstance(hostname, str) or not hostname.strip():
+        problems.add("bad_payload", "hostname", "a host name is required")
+    texts = {key: check_text(frame.get(key), key, problems) for key in TEXT_FIELDS}
+    gpus = frame.get("gpus")
+    if not isinstance(gpus, list) or len(gpus) > MAX_GPUS:
+        problems.add("bad_payload", "gpus", f"a list of at most {MAX_GPUS} GPUs is required")
+        gpus = []
+    infos = [info for i, raw in enumerate(gpus) if (info := check_gpu(raw, f"gpus[{i}]", problems))]
+    for key in ("uuid", "index"):
+        seen = [getattr(info, key) for info in infos]
+        if len(set(seen)) != len(seen):
+            problems.add("bad_payload", "gpus", f"two GPUs share one {key}")
+    problems.raise_if_any()
+    return Hello(hostname=hostname.strip(), gpus=infos, **texts)
+
+
+GPU_NUMBER_LIMITS = (
+    ("memory_total_mib", 4 * 1024 * 1024),
+    ("power_limit_w", 5000),
+    ("pcie_gen", 16),
+    ("pcie_width", 64),
+)
+TEXT_FIELDS = ("agent_version", "driver_version", "cuda_version", "boot_id", "session")
+
+
+def check_text(value: object, path: str, problems: Problems) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > VERSION_LENGTH:
+        problems.add("bad_payload", path, f"text of at most {VERSION_LENGTH} characters or null is required")
+        return ""
+    return value
+
+
+def check_gpu(raw: object, path: str, problems: Problems) -> GPUInfo | None:
+    if not isinstance(raw, dict):
+        problems.add("bad_payload", path, "an object is required")
+        return None
+    before = len(problems.items)
+    index, uuid, name = raw.get("index"), raw.get("uuid"), raw.get("name")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= INDEX_MAX:
+        problems.add("bad_payload", f"{path}.index", f"a whole number from 0 to {INDEX_MAX} is required")
+    if not isinstance(uuid, str) or not uuid.strip() or len(uuid) > 96:
+        problems.add("bad_payload", f"{path}.uuid", "a UUID of at most 96 characters is required")
+    if name is not None and not isinstance(name, str):
+        problems.add("bad_payload", f"{path}.name", "text or null is required")
+    numbers = {}
+    for key, high in GPU_NUMBER_LIMITS:
+        value = raw.get(key)
+        if value is not None and (why := number_problem(value, 0, high)) is not None:
+            problems.add("bad_payload", f"{path}.{key}", why)
+        numbers[key] = value
+    if len(problems.items) > before:
+        return None
+    return GPUInfo(
+        index=index,
+        uuid=uuid.strip(),
+        name=(name or "")[:100],
+        memory_total_mib=None if numbers["memory_total_mib"] is None else int(numbers["memory_total_mib"]),
+        power_limit_w=None if numbers["power_limit_w"] is None else float(numbers["power_limit_w"]),
+        pcie_gen=None if numbers["pcie_gen"] is None else int(numbers["pcie_gen"]),
+        pcie_width=None if numbers["pcie_width"] is None else int(numbers["pcie_width"]),
+        mig=raw.get("mig") is True,
+    )

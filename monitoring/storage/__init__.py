@@ -1,0 +1,1 @@
+"""Telemetry storage: daily partitions of raw samples, rollups and retention."""
