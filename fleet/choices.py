@@ -130,3 +130,105 @@ RECLAIM_STATUS_COLOURS = {
     ReclaimStatus.MISMATCH: "grey",
     ReclaimStatus.FAILED: "red",
 }
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    STARTING = "starting", "Starting"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+    LOST = "lost", "Lost"
+
+    @property
+    def colour(self) -> str:
+        return RUN_STATUS_COLOURS[self]
+
+    @classmethod
+    def active(cls) -> tuple[str, ...]:
+        """States in which a run holds its GPUs."""
+        return (cls.STARTING, cls.RUNNING)
+
+    @classmethod
+    def unfinished(cls) -> tuple[str, ...]:
+        return (cls.QUEUED, cls.STARTING, cls.RUNNING)
+
+    @classmethod
+    def finished(cls) -> tuple[str, ...]:
+        return (cls.SUCCEEDED, cls.FAILED, cls.CANCELLED, cls.LOST)
+
+
+RUN_STATUS_COLOURS = {
+    RunStatus.QUEUED: "amber",
+    RunStatus.STARTING: "amber",
+    RunStatus.RUNNING: "blue",
+    RunStatus.SUCCEEDED: "green",
+    RunStatus.FAILED: "red",
+    RunStatus.CANCELLED: "grey",
+    RunStatus.LOST: "red",
+}
+
+
+class RunStrategy(models.TextChoices):
+    SINGLE = "single", "Single process"
+    DDP = "ddp", "DDP (torchrun)"
+    HOGWILD = "hogwild", "Hogwild"
+
+
+class RunNodeStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    STARTING = "starting", "Starting"
+    RUNNING = "running", "Running"
+    EXITED = "exited", "Exited"
+    LOST = "lost", "Lost"
+
+
+class SweepMode(models.TextChoices):
+    GRID = "grid", "Grid search"
+    RANDOM = "random", "Random search"
+
+
+class SweepMetric(models.TextChoices):
+    ACCURACY = "accuracy", "Held-out accuracy (higher is better)"
+    LOSS = "loss", "Held-out loss (lower is better)"
+
+
+class ReservationStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    CANCELLED = "cancelled", "Cancelled"
+    RELEASED = "released", "Released (no-show)"
+    PREEMPTED = "preempted", "Preempted"
+    ENDED = "ended", "Ended"
+
+    @property
+    def colour(self) -> str:
+        return RESERVATION_STATUS_COLOURS[self]
+
+
+RESERVATION_STATUS_COLOURS = {
+    ReservationStatus.ACTIVE: "green",
+    ReservationStatus.CANCELLED: "grey",
+    ReservationStatus.RELEASED: "amber",
+    ReservationStatus.PREEMPTED: "red",
+    ReservationStatus.ENDED: "grey",
+}
+
+
+class ReservationEventKind(models.TextChoices):
+    PREEMPTED = "preempted", "Preempted by an admin"
+    RELEASED = "released", "Released: not used in time"
+    SQUATTING = "squatting", "Someone else is using a booked GPU"
+    CHANGED_BY_ADMIN = "changed_by_admin", "Changed by an admin"
+
+    @property
+    def colour(self) -> str:
+        return RESERVATION_EVENT_COLOURS[self]
+
+
+RESERVATION_EVENT_COLOURS = {
+    ReservationEventKind.PREEMPTED: "red",
+    ReservationEventKind.RELEASED: "amber",
+    ReservationEventKind.SQUATTING: "red",
+    ReservationEventKind.CHANGED_BY_ADMIN: "amber",
+}

@@ -98,6 +98,8 @@ def demo_environment(env: dict) -> dict:
     env.setdefault("DEBUG", "1")
     env.setdefault("SECRET_KEY", "demo-only-secret-key")
     env.setdefault("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+    # Every demo node is this machine: a multi-node DDP run meets at a rendezvous on loopback.
+    env.setdefault("RUN_RENDEZVOUS_HOST", "127.0.0.1")
     env["PYTHONUNBUFFERED"] = "1"
     return env
 

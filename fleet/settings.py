@@ -1,5 +1,6 @@
 """GPU Fleet settings: everything that differs between machines comes from the environment."""
 
+import socket
 from pathlib import Path
 
 from fleet.env import (
@@ -104,6 +105,7 @@ CELERY_BEAT_SCHEDULE = {
     "telemetry-retention": {"task": "monitoring.enforce_retention", "schedule": 3600.0},
     "telemetry-partitions": {"task": "monitoring.prepare_partitions", "schedule": 3600.0},
     "telemetry-offline-backstop": {"task": "monitoring.mark_silent_nodes_offline", "schedule": 10.0},
+    "watch-reservations": {"task": "fleet.watch_reservations", "schedule": 60.0},
 }
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -190,6 +192,29 @@ CELERY_BEAT_SCHEDULE |= {
     "alerts-evaluate": {"task": "monitoring.tasks.evaluate_alerts", "schedule": ALERT_EVAL_INTERVAL_S},
     "costs-rollup-usage": {"task": "monitoring.tasks.rollup_usage", "schedule": 60.0},
 }
+
+# Training runs (docs/runs.md).
+RUN_SCRIPT_DIRS = env_list("RUN_SCRIPT_DIRS", default=[])
+RUN_HEARTBEAT_S = env_float("RUN_HEARTBEAT_S", default=5.0, minimum=0.1)
+RUN_MISSED_HEARTBEATS = env_int("RUN_MISSED_HEARTBEATS", default=3, minimum=1)
+RUN_FLUSH_S = env_float("RUN_FLUSH_S", default=0.5, minimum=0.05)
+RUN_CANCEL_GRACE_S = env_float("RUN_CANCEL_GRACE_S", default=10.0, minimum=0.0)
+RUN_QUEUE_RETRY_S = env_float("RUN_QUEUE_RETRY_S", default=2.0, minimum=0.1)
+RUN_RENDEZVOUS_HOST = env_str("RUN_RENDEZVOUS_HOST", default=socket.gethostname())
+RUN_RENDEZVOUS_TIMEOUT_S = env_float("RUN_RENDEZVOUS_TIMEOUT_S", default=300.0, minimum=1.0)
+RUN_LOG_MAX_LINES = env_int("RUN_LOG_MAX_LINES", default=20000, minimum=100)
+RUN_BOOKING_HORIZON_S = env_float("RUN_BOOKING_HORIZON_S", default=3600.0, minimum=60.0)
+RUN_SWEEP_MAX_RUNS = env_int("RUN_SWEEP_MAX_RUNS", default=64, minimum=1)
+
+CELERY_BEAT_SCHEDULE["training-mark-lost-runs"] = {
+    "task": "training.tasks.mark_lost_runs",
+    "schedule": RUN_HEARTBEAT_S,
+    "options": {"queue": "default", "expires": RUN_HEARTBEAT_S},
+}
+
+# Reservations (docs/reservations.md).
+RESERVATION_NO_SHOW_MINUTES = env_int("RESERVATION_NO_SHOW_MINUTES", default=30, minimum=1)
+RESERVATION_TELEMETRY_STALE_S = env_int("RESERVATION_TELEMETRY_STALE_S", default=120, minimum=1)
 
 LOGGING = {
     "version": 1,

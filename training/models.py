@@ -1,1 +1,195 @@
-"""Training models: runs and sweeps."""
+"""Training models: runs with their lifecycle, each node's share of a run, progress, logs and sweeps."""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from fleet.choices import RunNodeStatus, RunStatus, RunStrategy, SweepMetric, SweepMode
+from fleet.models import GPU, Node, Project
+
+SCRIPT = "script"  # the workload name of a run that starts a user script
+
+# Which state a run may move to from which; anything else is refused.
+TRANSITIONS = {
+    RunStatus.STARTING: (RunStatus.QUEUED,),
+    RunStatus.RUNNING: (RunStatus.STARTING,),
+    RunStatus.SUCCEEDED: (RunStatus.STARTING, RunStatus.RUNNING),
+    RunStatus.FAILED: RunStatus.unfinished(),
+    RunStatus.CANCELLED: RunStatus.unfinished(),
+    RunStatus.LOST: RunStatus.active(),
+}
+
+
+class IllegalTransition(Exception):
+    """A run was asked to move to a state it cannot reach from where it is."""
+
+
+class Sweep(models.Model):
+    """A grid or random search over hyperparameters: N runs of one workload, compared on one metric."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sweeps")
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="sweeps", null=True, blank=True)
+    name = models.CharField(max_length=100)
+    workload = models.CharField(max_length=300)
+    mode = models.CharField(max_length=16, choices=SweepMode.choices)
+    space = models.JSONField(help_text="Values (grid, random choice) or ranges (random) per hyperparameter.")
+    metric = models.CharField(max_length=16, choices=SweepMetric.choices, default=SweepMetric.ACCURACY)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Run(models.Model):
+    """One training run: what to train, where, how, and what happened."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs")
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="runs", null=True, blank=True)
+    sweep = models.ForeignKey(Sweep, on_delete=models.CASCADE, related_name="runs", null=True, blank=True)
+    name = models.CharField(max_length=100)
+    workload = models.CharField(max_length=100, help_text=f"A built-in workload, or {SCRIPT!r}.")
+    script = models.CharField(max_length=1000, blank=True, help_text="Resolved path of a user script.")
+    strategy = models.CharField(max_length=16, choices=RunStrategy.choices)
+    gpus = models.ManyToManyField(GPU, related_name="runs", blank=True)
+    processes = models.PositiveSmallIntegerField(default=1, help_text="Processes per node.")
+    hyperparameters = models.JSONField(default=dict)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    error = models.TextField(blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+
+    created = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    first_step_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, related_name="+", null=True, blank=True
+    )
+
+    # Latest progress; NULL until the training process reports it.
+    step = models.PositiveBigIntegerField(null=True, blank=True)
+    epoch = models.PositiveIntegerField(null=True, blank=True)
+    loss = models.FloatField(null=True, blank=True, help_text="Training loss over the latest steps.")
+    accuracy = models.FloatField(null=True, blank=True, help_text="Held-out accuracy after the latest epoch.")
+    samples_per_s = models.FloatField(null=True, blank=True)
+    result = models.JSONField(default=dict, blank=True, help_text="The training process's final report.")
+    environment = models.JSONField(default=dict, blank=True, help_text="Python, torch, CUDA, host, git commit.")
+    rendezvous = models.CharField(max_length=300, blank=True, help_text="host:port of a multi-node DDP run.")
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["status"], name="run_status_idx")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(processes__gte=1), name="run_processes_at_least_one"),
+            models.CheckConstraint(
+                condition=models.Q(status__in=RunStatus.finished(), finished_at__isnull=False)
+                | (~models.Q(status__in=RunStatus.finished()) & models.Q(finished_at__isnull=True)),
+                name="run_finished_at_iff_finished",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.name}"
+
+    @property
+    def status_colour(self) -> str:
+        return RunStatus(self.status).colour
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in RunStatus.finished()
+
+    @property
+    def total_processes(self) -> int:
+        return self.processes * max(1, self.nodes.count())
+
+    def start(self) -> None:
+        """A node worker has taken the run and is starting its processes."""
+        self._move(RunStatus.STARTING, started_at=timezone.now())
+
+    def mark_running(self) -> None:
+        """The training process has reported; a no-op when the run is already past starting."""
+        if self.status == RunStatus.STARTING:
+            self._move(RunStatus.RUNNING)
+
+    def finish(self, status: str, error: str = "", exit_code: int | None = None) -> None:
+        """Record the end of the run; refuses to end it twice or to succeed a run that never started."""
+        if status not in RunStatus.finished():
+            raise IllegalTransition(f"{status} is not an end state")
+        self._move(status, finished_at=timezone.now(), error=error[:5000], exit_code=exit_code)
+
+    def _move(self, status: str, **fields) -> None:
+        allowed = TRANSITIONS[status]
+        # A compare-and-set, so the web app (cancel), node workers and the lost-run check never
+        # overwrite each other's decision.
+        updated = Run.objects.filter(pk=self.pk, status__in=allowed).update(status=status, **fields)
+        if updated != 1:
+            current = Run.objects.filter(pk=self.pk).values_list("status", flat=True).first()
+            raise IllegalTransition(f"run {self.pk} cannot go from {current} to {status}")
+        self.status = status
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+
+class RunNode(models.Model):
+    """One node's share of a run: its GPUs, its process group and its heartbeats."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="nodes")
+    node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="run_nodes")
+    rank = models.PositiveSmallIntegerField(help_text="Node rank; node 0 serves a multi-node rendezvous.")
+    gpu_indexes = models.JSONField(default=list, help_text="NVML indexes on this node, for CUDA_VISIBLE_DEVICES.")
+    status = models.CharField(max_length=16, choices=RunNodeStatus.choices, default=RunNodeStatus.QUEUED)
+    pid = models.PositiveIntegerField(null=True, blank=True, help_text="The launcher's process id on the node.")
+    worker = models.CharField(max_length=300, blank=True, help_text="The node worker that took this share.")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    environment = models.JSONField(default=dict, blank=True, help_text="Host, versions and devices on this node.")
+
+    class Meta:
+        ordering = ["run", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "rank"], name="run_node_unique_rank"),
+            models.UniqueConstraint(fields=["run", "node"], name="run_node_unique_node"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} on {self.node_id} (rank {self.rank})"
+
+
+class RunMetric(models.Model):
+    """One progress report of a run: the points of its loss, accuracy and throughput curves."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metrics")
+    ts = models.DateTimeField()
+    step = models.PositiveBigIntegerField()
+    epoch = models.PositiveIntegerField(null=True, blank=True)
+    loss = models.FloatField(null=True, blank=True)
+    accuracy = models.FloatField(null=True, blank=True)
+    samples_per_s = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "id"]
+        indexes = [models.Index(fields=["run", "id"], name="run_metric_run_id_idx")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} step {self.step}"
+
+
+class RunLog(models.Model):
+    """One line a run's processes printed (events excluded), in arrival order."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="logs")
+    node_rank = models.PositiveSmallIntegerField(default=0)
+    ts = models.DateTimeField(default=timezone.now)
+    line = models.TextField()
+
+    class Meta:
+        ordering = ["run", "id"]
+        indexes = [models.Index(fields=["run", "id"], name="run_log_run_id_idx")]
+
+    def __str__(self) -> str:
+        return self.line[:80]

@@ -1,9 +1,22 @@
-from django.urls import path
+from django.urls import include, path
+from rest_framework.routers import SimpleRouter
 
-from fleet.views import placeholder
+from training import api, views
 
 app_name = "training"
 
+router = SimpleRouter()
+router.register("runs", api.RunViewSet, basename="api-run")
+router.register("sweeps", api.SweepViewSet, basename="api-sweep")
+router.register("workloads", api.WorkloadViewSet, basename="api-workload")
+
 urlpatterns = [
-    path("runs/", placeholder("Runs", "Launch DDP and Hogwild training runs and watch them live."), name="runs"),
+    path("runs/", views.runs, name="runs"),
+    path("runs/new/", views.launch_run, name="launch"),
+    path("runs/compare/", views.compare, name="compare"),
+    path("runs/<int:pk>/", views.run_detail, name="run"),
+    path("runs/<int:pk>/cancel/", views.cancel, name="cancel"),
+    path("sweeps/new/", views.new_sweep, name="new_sweep"),
+    path("sweeps/<int:pk>/", views.sweep_detail, name="sweep"),
+    path("api/", include(router.urls)),
 ]

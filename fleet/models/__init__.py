@@ -2,5 +2,18 @@
 
 from fleet.models.costs import UserBudget
 from fleet.models.inventory import GPU, GPUModel, Node, OsAccount, Project
+from fleet.models.reservations import CalendarFeed, DeadlineWindow, QuotaPolicy, Reservation, ReservationEvent
 
-__all__ = ["GPU", "GPUModel", "Node", "OsAccount", "Project", "UserBudget"]
+__all__ = [
+    "GPU",
+    "CalendarFeed",
+    "DeadlineWindow",
+    "GPUModel",
+    "Node",
+    "OsAccount",
+    "Project",
+    "QuotaPolicy",
+    "Reservation",
+    "ReservationEvent",
+    "UserBudget",
+]

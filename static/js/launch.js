@@ -1,0 +1,52 @@
+// The launch form: show the fields the chosen workload takes, and estimate the cost as GPUs are picked.
+(function () {
+  const form = document.getElementById("launch-form");
+  if (!form) return;
+  const params = JSON.parse(document.getElementById("workload-params").textContent);
+  const defaults = JSON.parse(document.getElementById("workload-defaults").textContent);
+  const history = JSON.parse(document.getElementById("history").textContent);
+  const field = (name) => form.elements[name];
+
+  function showFields() {
+    const workload = field("workload").value;
+    const taken = params[workload] || ["epochs", "batch_size", "lr", "optimizer", "seed"];
+    form.querySelectorAll("[data-param]").forEach((box) => {
+      const name = box.dataset.param;
+      box.hidden = !taken.includes(name);
+      const input = box.querySelector("input, select");
+      const value = (defaults[workload] || {})[name];
+      if (input && value !== undefined) input.placeholder = String(value);
+    });
+    form.querySelector("[data-field=script]").hidden = workload !== "script";
+  }
+
+  function money(value) { return "$" + value.toFixed(2); }
+  function minutes(seconds) { return seconds < 90 ? Math.round(seconds) + " s" : Math.round(seconds / 60) + " min"; }
+
+  function estimate() {
+    const picked = [...form.querySelectorAll("input[name=gpus]:checked")];
+    const out = document.getElementById("estimate");
+    const basis = document.getElementById("estimate-basis");
+    if (!picked.length) { out.textContent = "$0.00"; basis.textContent = "(CPU-only: the fleet prices GPU-hours)"; return; }
+    if (picked.some((box) => box.dataset.rate === "")) { out.textContent = "N/A"; basis.textContent = "(a chosen GPU has no price)"; return; }
+    const rate = picked.reduce((sum, box) => sum + parseFloat(box.dataset.rate), 0);
+    const workload = field("workload").value, strategy = field("strategy").value;
+    const nodes = new Set(picked.map((box) => box.dataset.node)).size;
+    const processes = parseInt(field("processes").value, 10) || (strategy === "ddp" ? Math.floor(picked.length / nodes) : 1);
+    const epochs = parseInt(field("epochs").value, 10) || (defaults[workload] || {}).epochs;
+    const perEpoch = history[workload + "|" + strategy + "|" + processes];
+    if (perEpoch && epochs) {
+      const seconds = perEpoch * epochs;
+      out.textContent = money(rate * seconds / 3600);
+      basis.textContent = "(~" + minutes(seconds) + " at " + money(rate) + "/h, from past runs like this one)";
+    } else {
+      out.textContent = money(rate) + " per hour";
+      basis.textContent = "(no finished run like this one yet to tell how long it takes)";
+    }
+  }
+
+  form.addEventListener("change", () => { showFields(); estimate(); });
+  form.addEventListener("input", estimate);
+  showFields();
+  estimate();
+})();

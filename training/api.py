@@ -1,0 +1,224 @@
+"""The runs API: list, launch, inspect, cancel, follow progress and logs; sweeps; cost estimates."""
+
+from django.db.models import Prefetch
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.response import Response
+
+from fleet.choices import RunStatus, RunStrategy, SweepMetric, SweepMode
+from fleet.models import GPU, Node, Project
+from training.access import can_change, visible_runs, visible_sweeps
+from training.cancel import CancelRefused, request_cancel
+from training.launch import LaunchRequest, check_launch, launch, launch_estimate
+from training.models import SCRIPT
+from training.serializers import RunLogSerializer, RunMetricSerializer, RunSerializer, SweepSerializer
+from training.sweeps import SweepRequest, check_sweep, launch_sweep
+from training.workloads import WORKLOADS
+
+PAGE_MAX = 1000
+
+
+def gpu_field() -> serializers.SlugRelatedField:
+    return serializers.SlugRelatedField(
+        slug_field="uuid",
+        queryset=GPU.objects.select_related("node", "model"),
+        many=True,
+        default=list,
+        help_text="GPU UUIDs, as NVML reports them (GPU-…).",
+    )
+
+
+class LaunchSerializer(serializers.Serializer):
+    """What a launch takes; hyperparameters are checked by the same rules as the launch form."""
+
+    name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    project = serializers.SlugRelatedField(
+        slug_field="name", queryset=Project.objects.all(), required=False, allow_null=True, default=None
+    )
+    workload = serializers.CharField(help_text=f"A built-in workload, or {SCRIPT!r} with `script`.")
+    script = serializers.CharField(required=False, allow_blank=True, default="")
+    strategy = serializers.ChoiceField(choices=RunStrategy.choices, default=RunStrategy.SINGLE)
+    gpus = gpu_field()
+    node = serializers.SlugRelatedField(
+        slug_field="hostname", queryset=Node.objects.all(), required=False, allow_null=True, default=None
+    )
+    processes = serializers.IntegerField(required=False, allow_null=True, default=None, help_text="Per node.")
+    hyperparameters = serializers.DictField(required=False, default=dict)
+
+    def to_request(self, user) -> LaunchRequest:
+        return LaunchRequest(user=user, **self.validated_data)
+
+
+class SweepLaunchSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    project = serializers.SlugRelatedField(
+        slug_field="name", queryset=Project.objects.all(), required=False, allow_null=True, default=None
+    )
+    workload = serializers.CharField()
+    mode = serializers.ChoiceField(choices=SweepMode.choices)
+    space = serializers.DictField(help_text='e.g. {"lr": [0.001, 0.01]} or {"lr": {"min": 1e-4, "max": 1e-2}}')
+    samples = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    seed = serializers.IntegerField(required=False, default=0, min_value=0)
+    metric = serializers.ChoiceField(choices=SweepMetric.choices, default=SweepMetric.ACCURACY)
+    base = serializers.DictField(required=False, default=dict, help_text="Fixed hyperparameters of every run.")
+    gpus = gpu_field()
+    node = serializers.SlugRelatedField(
+        slug_field="hostname", queryset=Node.objects.all(), required=False, allow_null=True, default=None
+    )
+
+
+class EstimateSerializer(serializers.Serializer):
+    rate_per_hour = serializers.CharField(allow_null=True)
+    seconds = serializers.FloatField(allow_null=True)
+    cost = serializers.CharField(allow_null=True)
+    basis = serializers.CharField()
+
+
+def field_errors(errors: dict[str, str]) -> ValidationError:
+    """Our checks' messages shaped like DRF's own: a list of messages per field."""
+    return ValidationError({field: [message] for field, message in errors.items()})
+
+
+def after_parameter(name: str) -> OpenApiParameter:
+    return OpenApiParameter(name, int, description=f"Only {name.split('_')[0]}s with a larger id (to follow a run).")
+
+
+class Pages(LimitOffsetPagination):
+    default_limit = 100
+    max_limit = 1000
+
+
+class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Runs you may see, newest first: your own and your projects' (staff: all)."""
+
+    serializer_class = RunSerializer
+    pagination_class = Pages
+
+    def get_queryset(self):
+        runs = visible_runs(self.request.user).select_related("owner", "project")
+        runs = runs.prefetch_related(
+            "nodes__node", Prefetch("gpus", queryset=GPU.objects.select_related("node", "model"))
+        )
+        show = self.request.query_params.get("show")
+        if show == "mine":
+            runs = runs.filter(owner=self.request.user)
+        elif show == "running":
+            runs = runs.filter(status__in=RunStatus.unfinished())
+        wanted = self.request.query_params.get("status")
+        if wanted:
+            runs = runs.filter(status=wanted)
+        return runs
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("show", str, enum=["mine", "running"], description="Only yours, or only unfinished."),
+            OpenApiParameter("status", str, enum=RunStatus.values),
+        ]
+    )
+    def list(self, request, *args, **kwargs):
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(request=LaunchSerializer, responses={201: RunSerializer})
+    def create(self, request):
+        """Launch a run: everything is checked before anything is queued; errors come back by field."""
+        plan = self._plan(request)
+        run = launch(plan)
+        return Response(RunSerializer(self.get_queryset().get(pk=run.pk)).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=LaunchSerializer, responses={200: EstimateSerializer})
+    @action(detail=False, methods=["post"])
+    def estimate(self, request):
+        """What a launch would cost: the hourly rate, and a total when past runs tell how long it takes."""
+        return Response(launch_estimate(self._plan(request)).as_dict())
+
+    def _plan(self, request):
+        launch_input = LaunchSerializer(data=request.data)
+        launch_input.is_valid(raise_exception=True)
+        plan, errors = check_launch(launch_input.to_request(request.user))
+        if errors:
+            raise field_errors(errors)
+        return plan
+
+    @extend_schema(request=None, responses={202: RunSerializer})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        """Stop the run (owner or staff): SIGTERM to its processes, SIGKILL after the grace period."""
+        run = self.get_object()
+        if not can_change(request.user, run):
+            raise PermissionDenied("Only the owner of a run or an admin may cancel it.")
+        try:
+            request_cancel(run, request.user)
+        except CancelRefused as refused:
+            return Response({"detail": str(refused)}, status=status.HTTP_409_CONFLICT)
+        return Response(RunSerializer(self.get_queryset().get(pk=run.pk)).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(parameters=[after_parameter("after")], responses=RunMetricSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def metrics(self, request, pk=None):
+        """Progress points (step, epoch, loss, accuracy, samples/s), oldest first, at most 1000 a call."""
+        rows = self.get_object().metrics.filter(id__gt=self._after(request)).order_by("id")[:PAGE_MAX]
+        return Response(RunMetricSerializer(rows, many=True).data)
+
+    @extend_schema(parameters=[after_parameter("after")], responses=RunLogSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def logs(self, request, pk=None):
+        """Log lines, oldest first, at most 1000 a call; pass the last id seen as ``after`` to follow."""
+        rows = self.get_object().logs.filter(id__gt=self._after(request)).order_by("id")[:PAGE_MAX]
+        return Response(RunLogSerializer(rows, many=True).data)
+
+    @staticmethod
+    def _after(request) -> int:
+        value = request.query_params.get("after", "0")
+        if not value.isdigit():
+            raise ValidationError({"after": "Give the id of the last row you have, a whole number."})
+        return int(value)
+
+
+class SweepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Sweeps you may see, each with its runs sorted best first by its metric."""
+
+    serializer_class = SweepSerializer
+
+    def get_queryset(self):
+        return visible_sweeps(self.request.user).select_related("owner", "project").prefetch_related("runs")
+
+    @extend_schema(request=SweepLaunchSerializer, responses={201: SweepSerializer})
+    def create(self, request):
+        """Start a grid or random search: N single-process runs queued over the given GPUs."""
+        sweep_input = SweepLaunchSerializer(data=request.data)
+        sweep_input.is_valid(raise_exception=True)
+        sweep_request = SweepRequest(user=request.user, **sweep_input.validated_data)
+        plans, errors = check_sweep(sweep_request)
+        if errors:
+            raise field_errors(errors)
+        sweep = launch_sweep(sweep_request, plans)
+        return Response(SweepSerializer(self.get_queryset().get(pk=sweep.pk)).data, status=status.HTTP_201_CREATED)
+
+
+class WorkloadSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    strategies = serializers.ListField(child=serializers.CharField())
+    params = serializers.ListField(child=serializers.CharField())
+    defaults = serializers.DictField()
+
+
+class WorkloadViewSet(viewsets.ViewSet):
+    """The built-in workloads a run can start, with their parameters and defaults."""
+
+    @extend_schema(responses=WorkloadSerializer(many=True))
+    def list(self, request):
+        rows = [
+            {
+                "name": name,
+                "description": spec.description,
+                "strategies": list(spec.strategies),
+                "params": list(spec.params),
+                "defaults": spec.defaults,
+            }
+            for name, spec in WORKLOADS.items()
+        ]
+        return Response(WorkloadSerializer(rows, many=True).data)

@@ -1,0 +1,84 @@
+"""The run page's websocket: progress, logs and state as they are written, and its GPUs' latest state."""
+
+import asyncio
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from training.access import visible_runs
+from training.broadcast import run_group
+from training.models import Run
+from training.serializers import RunGPUSerializer, RunLogSerializer, RunMetricSerializer, RunStateSerializer
+
+GPU_STATE_EVERY_S = 2.0
+BACKLOG_MAX = 5000
+CLOSE_FORBIDDEN = 4403
+
+
+class RunConsumer(AsyncJsonWebsocketConsumer):
+    """``/ws/runs/<id>/`` for a logged-in user who may see the run."""
+
+    async def connect(self):
+        user = self.scope.get("user")
+        self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
+        if user is None or not user.is_authenticated or not await self.may_see(user):
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        self.group = run_group(self.run_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        self.gpu_task = asyncio.create_task(self.send_gpu_state())
+
+    async def disconnect(self, code):
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+        if hasattr(self, "gpu_task"):
+            self.gpu_task.cancel()
+
+    async def receive(self, text_data=None, bytes_data=None, **kwargs):
+        try:
+            content = await self.decode_json(text_data or "")
+        except ValueError:
+            await self.send_json({"type": "error", "detail": "Send JSON text frames."})
+            return
+        await self.receive_json(content)
+
+    async def receive_json(self, content, **kwargs):
+        if not isinstance(content, dict) or content.get("type") != "resume":
+            await self.send_json({"type": "error", "detail": 'Send {"type": "resume", "metric": id, "log": id}.'})
+            return
+        after_metric, after_log = content.get("metric", 0), content.get("log", 0)
+        if not all(isinstance(value, int) and not isinstance(value, bool) for value in (after_metric, after_log)):
+            await self.send_json({"type": "error", "detail": "metric and log must be whole numbers (ids)."})
+            return
+        await self.send_json(await self.backlog(after_metric, after_log))
+
+    async def run_update(self, event):
+        await self.send_json(event["payload"])
+
+    @database_sync_to_async
+    def may_see(self, user) -> bool:
+        return visible_runs(user).filter(pk=self.run_id).exists()
+
+    @database_sync_to_async
+    def backlog(self, after_metric: int, after_log: int) -> dict:
+        """What the page missed between rendering and connecting."""
+        run = Run.objects.get(pk=self.run_id)
+        metrics = run.metrics.filter(id__gt=after_metric).order_by("id")[:BACKLOG_MAX]
+        logs = run.logs.filter(id__gt=after_log).order_by("id")[:BACKLOG_MAX]
+        return {
+            "type": "update",
+            "run": RunStateSerializer(run).data,
+            "metrics": RunMetricSerializer(metrics, many=True).data,
+            "logs": RunLogSerializer(logs, many=True).data,
+        }
+
+    @database_sync_to_async
+    def gpu_state(self) -> list:
+        gpus = Run.objects.get(pk=self.run_id).gpus.select_related("node", "model")
+        return RunGPUSerializer(gpus, many=True).data
+
+    async def send_gpu_state(self):
+        while True:
+            await asyncio.sleep(GPU_STATE_EVERY_S)
+            await self.send_json({"type": "gpus", "gpus": await self.gpu_state()})

@@ -1,0 +1,74 @@
+"""The environment a run's processes get, and the record of where and with what they ran."""
+
+import os
+import platform
+import socket
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+from django.conf import settings
+
+from training.launchers import run_env
+from training.models import Run, RunNode
+
+# The fleet's own secrets stay with the node worker: a run's processes never see them.
+WITHHELD = {
+    "DATABASE_URL",
+    "REDIS_URL",
+    "CELERY_BROKER_URL",
+    "SECRET_KEY",
+    "EMAIL_HOST_PASSWORD",
+    "METRICS_TOKEN",
+    "DJANGO_SETTINGS_MODULE",
+}
+
+
+def process_env(run: Run, part: RunNode) -> dict[str, str]:
+    """The node worker's environment minus its secrets, plus the launchers' settings, devices and identity."""
+    env = run_env({key: value for key, value in os.environ.items() if key not in WITHHELD})
+    base = str(settings.BASE_DIR)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [base, env.get("PYTHONPATH", "")]))
+    env.update(
+        # NVML numbers GPUs by PCI bus; CUDA does the same only when told to.
+        CUDA_DEVICE_ORDER="PCI_BUS_ID",
+        CUDA_VISIBLE_DEVICES=",".join(str(index) for index in part.gpu_indexes),
+        PYTHONUNBUFFERED="1",
+        FLEET_RUN_ID=str(run.pk),
+        FLEET_NODE=part.node.hostname,
+        FLEET_NODE_RANK=str(part.rank),
+    )
+    return env
+
+
+def git_commit(directory: str | Path) -> str | None:
+    """The commit checked out where ``directory`` lives; None outside a git repository."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(directory), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = out.stdout.strip()
+    return commit if out.returncode == 0 and len(commit) == 40 else None
+
+
+def package_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def node_record(run: Run, part: RunNode) -> dict:
+    """What the node worker knows before the training process reports: host, versions, code commit."""
+    code_dir = Path(run.script).parent if run.script else settings.BASE_DIR
+    return {
+        "python": platform.python_version(),
+        "torch": package_version("torch"),
+        "cuda": None,
+        "host": socket.gethostname(),
+        "node": part.node.hostname,
+        "git_commit": git_commit(code_dir),
+        "cuda_visible_devices": ",".join(str(index) for index in part.gpu_indexes),
+    }

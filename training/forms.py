@@ -1,0 +1,152 @@
+"""The launch and sweep forms: parse what the browser sent, then check it like every other launch."""
+
+from django import forms
+from django.conf import settings
+
+from fleet.choices import RunStrategy, SweepMetric, SweepMode
+from fleet.models import GPU, Node, Project
+from training.launch import LaunchRequest, check_launch
+from training.models import SCRIPT
+from training.params import OPTIMIZERS
+from training.sweeps import SweepRequest, check_sweep, parse_values
+from training.workloads import WORKLOADS
+
+HYPERPARAMETERS = ("epochs", "batch_size", "lr", "optimizer", "seed", "size", "iterations")
+LABELS = {
+    "epochs": "Epochs",
+    "batch_size": "Batch size (per process)",
+    "lr": "Learning rate",
+    "optimizer": "Optimizer",
+    "seed": "Seed",
+    "size": "Matrix size (0 = automatic)",
+    "iterations": "Iterations",
+}
+
+
+def workload_choices() -> list[tuple[str, str]]:
+    choices = [(name, f"{name} — {spec.description}") for name, spec in WORKLOADS.items()]
+    if settings.RUN_SCRIPT_DIRS:
+        choices.append((SCRIPT, "Your own script (a path in an allowed directory)"))
+    return choices
+
+
+def _number_field(name: str) -> forms.CharField:
+    # Text, not IntegerField: training.params words every bad value the same way for the form and the API.
+    return forms.CharField(label=LABELS[name], required=False, widget=forms.TextInput(attrs={"inputmode": "decimal"}))
+
+
+class PlacementMixin:
+    """Project, GPUs and the CPU-only node, limited to what the user may use."""
+
+    def setup_placement(self, user) -> None:
+        self.user = user
+        projects = Project.objects.all() if user.is_staff else Project.objects.filter(members=user)
+        self.fields["project"].queryset = projects
+        self.fields["gpus"].queryset = GPU.objects.select_related("node", "model")
+        self.fields["node"].queryset = Node.objects.all()
+
+    def add_errors(self, errors: dict[str, str]) -> None:
+        for name, message in errors.items():
+            self.add_error(name if name in self.fields else None, message)
+
+
+class LaunchForm(PlacementMixin, forms.Form):
+    name = forms.CharField(max_length=100, required=False)
+    project = forms.ModelChoiceField(queryset=Project.objects.none(), required=False)
+    workload = forms.ChoiceField(choices=workload_choices)
+    script = forms.CharField(label="Script path", max_length=1000, required=False)
+    strategy = forms.ChoiceField(choices=RunStrategy.choices, initial=RunStrategy.SINGLE)
+    gpus = forms.ModelMultipleChoiceField(queryset=GPU.objects.none(), required=False, label="GPUs")
+    node = forms.ModelChoiceField(queryset=Node.objects.none(), required=False, label="Node (CPU-only run)")
+    processes = forms.CharField(label="Processes per node", required=False)
+    epochs = _number_field("epochs")
+    batch_size = _number_field("batch_size")
+    lr = _number_field("lr")
+    optimizer = forms.ChoiceField(choices=[("", "default")] + [(o, o) for o in OPTIMIZERS], required=False)
+    seed = _number_field("seed")
+    size = _number_field("size")
+    iterations = _number_field("iterations")
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.setup_placement(user)
+        self.plan = None
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        workload = data["workload"]
+        taken = (
+            WORKLOADS[workload].params if workload in WORKLOADS else ("epochs", "batch_size", "lr", "optimizer", "seed")
+        )
+        request = LaunchRequest(
+            user=self.user,
+            workload=workload,
+            strategy=data["strategy"],
+            name=data["name"],
+            project=data["project"],
+            script=data["script"] if workload == SCRIPT else "",
+            gpus=list(data["gpus"]),
+            node=data["node"],
+            processes=data["processes"] or None,
+            hyperparameters={name: data[name] for name in taken if data.get(name) not in (None, "")},
+        )
+        self.plan, errors = check_launch(request)
+        self.add_errors(errors)
+        return data
+
+
+class SweepForm(PlacementMixin, forms.Form):
+    name = forms.CharField(max_length=100, required=False)
+    project = forms.ModelChoiceField(queryset=Project.objects.none(), required=False)
+    workload = forms.ChoiceField(choices=lambda: [(n, n) for n in WORKLOADS if "single" in WORKLOADS[n].strategies])
+    mode = forms.ChoiceField(choices=SweepMode.choices, initial=SweepMode.GRID, label="Search")
+    samples = forms.IntegerField(min_value=1, required=False, help_text="Runs of a random search.")
+    seed = forms.IntegerField(min_value=0, required=False, initial=0, label="Seed of the random search")
+    metric = forms.ChoiceField(choices=SweepMetric.choices, initial=SweepMetric.ACCURACY)
+    gpus = forms.ModelMultipleChoiceField(queryset=GPU.objects.none(), required=False, label="GPUs")
+    node = forms.ModelChoiceField(queryset=Node.objects.none(), required=False, label="Node (CPU-only runs)")
+    space_epochs = forms.CharField(label="Epochs", required=False)
+    space_batch_size = forms.CharField(label="Batch size", required=False)
+    space_lr = forms.CharField(label="Learning rate", required=False)
+    space_optimizer = forms.CharField(label="Optimizer", required=False)
+    space_seed = forms.CharField(label="Seed", required=False)
+
+    SPACE = ("epochs", "batch_size", "lr", "optimizer", "seed")
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.setup_placement(user)
+        self.plans = []
+        self.request = None
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        space, base = {}, {}
+        for name in self.SPACE:
+            values = parse_values(data.get(f"space_{name}") or "")
+            if isinstance(values, list) and len(values) == 1:
+                base[name] = values[0]  # one value is a fixed setting, not a dimension
+            elif values:
+                space[name] = values
+        self.request = SweepRequest(
+            user=self.user,
+            workload=data["workload"],
+            mode=data["mode"],
+            space=space,
+            name=data["name"],
+            project=data["project"],
+            samples=data.get("samples"),
+            seed=data.get("seed") or 0,
+            metric=data["metric"],
+            base=base,
+            gpus=list(data["gpus"]),
+            node=data["node"],
+        )
+        self.plans, errors = check_sweep(self.request)
+        for name, message in errors.items():
+            self.add_error(name if name in self.fields else None, message)
+        return data

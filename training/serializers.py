@@ -1,0 +1,201 @@
+"""How runs, their progress and logs, and sweeps look in the JSON API and in websocket messages."""
+
+from django.urls import reverse
+from rest_framework import serializers
+
+from fleet.choices import RunStatus
+from fleet.models import GPU
+from training import costs
+from training.models import Run, RunLog, RunMetric, RunNode, Sweep
+
+
+class RunMetricSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RunMetric
+        fields = ["id", "ts", "step", "epoch", "loss", "accuracy", "samples_per_s"]
+
+
+class RunLogSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RunLog
+        fields = ["id", "node_rank", "ts", "line"]
+
+
+class RunNodeSerializer(serializers.ModelSerializer):
+    hostname = serializers.CharField(source="node.hostname")
+
+    class Meta:
+        model = RunNode
+        fields = [
+            "hostname",
+            "rank",
+            "gpu_indexes",
+            "status",
+            "pid",
+            "worker",
+            "heartbeat_at",
+            "exit_code",
+            "environment",
+        ]
+
+
+class RunGPUSerializer(serializers.ModelSerializer):
+    """A run's GPU with its latest reported state (null where the agent reported nothing)."""
+
+    node = serializers.CharField(source="node.hostname")
+    model = serializers.CharField(source="model.name", allow_null=True, default=None)
+
+    class Meta:
+        model = GPU
+        fields = [
+            "id",
+            "uuid",
+            "node",
+            "index",
+            "model",
+            "last_sample_at",
+            "util_gpu",
+            "util_mem",
+            "mem_used_mib",
+            "memory_total_mib",
+            "temp_c",
+            "power_w",
+        ]
+
+
+class ProgressSerializer(serializers.Serializer):
+    step = serializers.IntegerField(allow_null=True)
+    epoch = serializers.IntegerField(allow_null=True)
+    loss = serializers.FloatField(allow_null=True)
+    accuracy = serializers.FloatField(allow_null=True)
+    samples_per_s = serializers.FloatField(allow_null=True)
+
+
+class RunStateSerializer(serializers.ModelSerializer):
+    """What changes while a run runs: sent to its watchers after every batch of progress."""
+
+    status_label = serializers.CharField(source="get_status_display")
+    status_colour = serializers.CharField()
+    progress = ProgressSerializer(source="*")
+
+    class Meta:
+        model = Run
+        fields = [
+            "id",
+            "status",
+            "status_label",
+            "status_colour",
+            "error",
+            "exit_code",
+            "started_at",
+            "first_step_at",
+            "finished_at",
+            "heartbeat_at",
+            "cancel_requested_at",
+            "progress",
+            "result",
+            "environment",
+        ]
+
+
+class CostSerializer(serializers.Serializer):
+    so_far = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+    rate_per_hour = serializers.DecimalField(max_digits=12, decimal_places=3, allow_null=True)
+    gpu_hours = serializers.FloatField()
+
+
+class RunSerializer(RunStateSerializer):
+    """A run in full: what, where, how and what happened."""
+
+    owner = serializers.CharField(source="owner.get_username")
+    project = serializers.CharField(source="project.name", allow_null=True, default=None)
+    nodes = RunNodeSerializer(many=True)
+    gpus = RunGPUSerializer(many=True)
+    cost = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField()
+
+    class Meta(RunStateSerializer.Meta):
+        fields = [
+            "id",
+            "url",
+            "name",
+            "owner",
+            "project",
+            "sweep",
+            "workload",
+            "script",
+            "strategy",
+            "processes",
+            "hyperparameters",
+            "nodes",
+            "gpus",
+            "rendezvous",
+            "created",
+            "cost",
+            *RunStateSerializer.Meta.fields[1:],
+        ]
+
+    def get_cost(self, run: Run) -> dict:
+        gpus = list(run.gpus.all())
+        return CostSerializer(
+            {
+                "so_far": costs.run_cost(run),
+                "rate_per_hour": costs.hourly_rate(gpus) if gpus else 0,
+                "gpu_hours": costs.run_gpu_hours(run),
+            }
+        ).data
+
+    def get_url(self, run: Run) -> str:
+        return reverse("training:run", args=[run.pk])
+
+
+def state_payload(run: Run, metrics: list[RunMetric] = (), logs: list[RunLog] = ()) -> dict:
+    """The websocket message for a change of ``run``: its state and the new points and lines."""
+    return {
+        "type": "update",
+        "run": RunStateSerializer(run).data,
+        "metrics": RunMetricSerializer(metrics, many=True).data,
+        "logs": RunLogSerializer(logs, many=True).data,
+    }
+
+
+class SweepRunSerializer(serializers.ModelSerializer):
+    status_label = serializers.CharField(source="get_status_display")
+    metric = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = ["id", "name", "status", "status_label", "hyperparameters", "accuracy", "result", "metric"]
+
+    def get_metric(self, run: Run) -> float | None:
+        return sweep_metric(run, self.context["sweep"].metric)
+
+
+def sweep_metric(run: Run, metric: str) -> float | None:
+    """The run's final held-out metric; None until it has one."""
+    if run.status != RunStatus.SUCCEEDED:
+        return None
+    value = run.result.get(metric)
+    return value if isinstance(value, int | float) else None
+
+
+class SweepSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.get_username")
+    project = serializers.CharField(source="project.name", allow_null=True, default=None)
+    runs = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Sweep
+        fields = ["id", "name", "owner", "project", "workload", "mode", "space", "metric", "created", "runs"]
+
+    def get_runs(self, sweep: Sweep) -> list[dict]:
+        runs = sorted(sweep.runs.all(), key=lambda run: sweep_sort_key(run, sweep.metric))
+        return SweepRunSerializer(runs, many=True, context={"sweep": sweep}).data
+
+
+def sweep_sort_key(run: Run, metric: str) -> tuple:
+    """Best first: higher accuracy or lower loss; runs without a result last, in launch order."""
+    value = sweep_metric(run, metric)
+    if value is None:
+        return (1, 0.0, run.pk)
+    return (0, -value if metric == "accuracy" else value, run.pk)

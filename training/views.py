@@ -1,0 +1,164 @@
+"""Run pages: the list, the launch form, a run live, cancel, comparison, sweeps."""
+
+import json
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Prefetch
+from django.http import HttpResponseForbidden
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from fleet.choices import RunStatus
+from fleet.models import GPU
+from training import costs
+from training.access import can_change, visible_run_or_404, visible_runs, visible_sweeps
+from training.cancel import CancelRefused, request_cancel
+from training.forms import HYPERPARAMETERS, LaunchForm, SweepForm
+from training.launch import launch
+from training.models import Run, RunLog, RunMetric
+from training.placement import gpu_rows, history_per_epoch
+from training.serializers import RunLogSerializer, RunMetricSerializer, RunSerializer, SweepSerializer
+from training.sweeps import launch_sweep
+from training.workloads import WORKLOADS
+
+LIST_TABS = {"mine": "My runs", "running": "Running", "project": "My projects"}
+CHART_POINTS = 5000
+LOG_TAIL = 300
+COMPARE_MAX = 8
+
+
+def runs(request):
+    show = request.GET.get("show") if request.GET.get("show") in LIST_TABS else "mine"
+    found = visible_runs(request.user).select_related("owner", "project").prefetch_related("gpus__node")
+    if show == "mine":
+        found = found.filter(owner=request.user)
+    elif show == "running":
+        found = found.filter(status__in=RunStatus.unfinished())
+    page = Paginator(found, 50).get_page(request.GET.get("page"))
+    sweeps = visible_sweeps(request.user).select_related("owner")[:10]
+    context = {"page": page, "show": show, "tabs": LIST_TABS, "sweeps": sweeps}
+    return render(request, "training/runs.html", context)
+
+
+def launch_run(request):
+    initial = {"project": default_project(request.user), **initial_from(request)}
+    form = LaunchForm(request.POST or None, user=request.user, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        run = launch(form.plan)
+        messages.success(request, f"Run #{run.pk} is queued on {', '.join(n.hostname for n, _ in form.plan.nodes)}.")
+        return redirect("training:run", pk=run.pk)
+    return render(request, "training/launch.html", launch_context(request, form))
+
+
+def default_project(user) -> int | None:
+    projects = list(user.projects.values_list("pk", flat=True)[:2])
+    return projects[0] if len(projects) == 1 else None
+
+
+def initial_from(request) -> dict:
+    """``?again=<id>`` fills the form with a visible run's settings."""
+    pk = request.GET.get("again", "")
+    if not pk.isdigit():
+        return {}
+    run = visible_runs(request.user).filter(pk=int(pk)).first()
+    if run is None:
+        return {}
+    initial = {"name": run.name, "project": run.project_id, "workload": run.workload, "script": run.script}
+    initial.update(strategy=run.strategy, processes=run.processes, gpus=list(run.gpus.values_list("pk", flat=True)))
+    return {**initial, **run.hyperparameters}
+
+
+def launch_context(request, form) -> dict:
+    selected = {str(value) for value in (form["gpus"].value() or [])}
+    return {
+        "form": form,
+        "gpu_rows": gpu_rows(request.user, selected),
+        "hyperparameters": HYPERPARAMETERS,
+        "workload_params": {name: list(spec.params) for name, spec in WORKLOADS.items()},
+        "workload_defaults": {name: spec.defaults for name, spec in WORKLOADS.items()},
+        "history": history_per_epoch(),
+    }
+
+
+def run_detail(request, pk: int):
+    run = visible_run_or_404(request.user, pk)
+    run = Run.objects.prefetch_related(
+        "nodes__node", Prefetch("gpus", queryset=GPU.objects.select_related("node", "model"))
+    ).get(pk=run.pk)
+    metrics = list(RunMetric.objects.filter(run=run).order_by("-id")[:CHART_POINTS])[::-1]
+    logs = list(RunLog.objects.filter(run=run).order_by("-id")[:LOG_TAIL])[::-1]
+    data = {
+        "run": RunSerializer(run).data,
+        "metrics": RunMetricSerializer(metrics, many=True).data,
+        "logs": RunLogSerializer(logs, many=True).data,
+        "socket": f"/ws/runs/{run.pk}/",
+    }
+    context = {
+        "run": run,
+        "environment": environment_rows(run),
+        "data": json.loads(json.dumps(data, default=str)),
+        "can_change": can_change(request.user, run),
+        "cost": costs.run_cost(run),
+        "gpu_hours": costs.run_gpu_hours(run),
+    }
+    return render(request, "training/run.html", context)
+
+
+ENVIRONMENT_ORDER = ("python", "torch", "cuda", "device", "world_size", "host", "node", "git_commit")
+
+
+def environment_rows(run: Run) -> list[tuple[str, object]]:
+    """The run's environment record, best-known keys first, without the hyperparameters it repeats."""
+    skip = {*run.hyperparameters, "workload", "strategy"}
+    record = {key: value for key, value in run.environment.items() if key not in skip}
+    first = [(key, record.pop(key)) for key in ENVIRONMENT_ORDER if key in record]
+    return first + sorted(record.items())
+
+
+@require_POST
+def cancel(request, pk: int):
+    run = visible_run_or_404(request.user, pk)
+    if not can_change(request.user, run):
+        return HttpResponseForbidden("Only the owner of a run or an admin may cancel it.")
+    try:
+        request_cancel(run, request.user)
+        messages.success(request, f"Run #{run.pk} is being cancelled.")
+    except CancelRefused as refused:
+        messages.error(request, str(refused))
+    return redirect("training:run", pk=run.pk)
+
+
+def compare(request):
+    ids = [int(pk) for pk in request.GET.getlist("run") if pk.isdigit()][:COMPARE_MAX]
+    chosen = list(visible_runs(request.user).filter(pk__in=ids).select_related("owner", "project"))
+    series = [
+        {
+            "id": run.pk,
+            "name": f"#{run.pk} {run.name}",
+            "metrics": RunMetricSerializer(run.metrics.order_by("-id")[:CHART_POINTS][::-1], many=True).data,
+        }
+        for run in chosen
+    ]
+    keys = sorted({key for run in chosen for key in run.hyperparameters})
+    context = {"runs": chosen, "keys": keys, "series": json.loads(json.dumps(series, default=str))}
+    return render(request, "training/compare.html", context)
+
+
+def new_sweep(request):
+    form = SweepForm(request.POST or None, user=request.user, initial={"project": default_project(request.user)})
+    if request.method == "POST" and form.is_valid():
+        sweep = launch_sweep(form.request, form.plans)
+        messages.success(request, f"Sweep {sweep.name}: {len(form.plans)} runs queued.")
+        return redirect("training:sweep", pk=sweep.pk)
+    selected = {str(value) for value in (form["gpus"].value() or [])}
+    return render(request, "training/sweep_form.html", {"form": form, "gpu_rows": gpu_rows(request.user, selected)})
+
+
+def sweep_detail(request, pk: int):
+    sweep = get_object_or_404(visible_sweeps(request.user).select_related("owner", "project"), pk=pk)
+    data = json.loads(json.dumps(SweepSerializer(sweep).data, default=str))
+    compare_url = reverse("training:compare") + "?" + "&".join(f"run={run['id']}" for run in data["runs"][:COMPARE_MAX])
+    context = {"sweep": sweep, "data": data, "compare_url": compare_url, "params": sorted(sweep.space)}
+    return render(request, "training/sweep.html", context)

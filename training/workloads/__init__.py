@@ -1,0 +1,57 @@
+"""The built-in workloads a run can start, listed for the run form.
+
+Pure Python: importing this registry pulls in neither torch nor Django.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STRATEGIES = ("single", "ddp", "hogwild")
+
+# Sizes of the training splits, needed by the run form to bound the batch size
+# without loading any data. tests/training checks them against the real splits.
+DIGITS_TRAIN_SIZE = 1438
+SYNTHETIC_TRAIN_SIZE = 8192
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A runnable training program: ``python -m <module>`` or under a launcher."""
+
+    module: str
+    description: str
+    strategies: tuple[str, ...]
+    train_size: int | None  # None when the workload has no training set
+    params: tuple[str, ...]  # hyperparameters the run form may set
+    defaults: dict[str, object]  # their values when the form leaves them out
+
+
+TRAINING_PARAMS = ("epochs", "batch_size", "lr", "optimizer", "seed")
+
+WORKLOADS: dict[str, Workload] = {
+    "digits_cnn": Workload(
+        module="training.workloads.digits_cnn",
+        description="Small CNN on scikit-learn's 8x8 digits; reports held-out accuracy each epoch.",
+        strategies=STRATEGIES,
+        train_size=DIGITS_TRAIN_SIZE,
+        params=TRAINING_PARAMS,
+        defaults={"epochs": 30, "batch_size": 32, "lr": 0.002, "optimizer": "adam", "seed": 0},
+    ),
+    "synthetic": Workload(
+        module="training.workloads.synthetic",
+        description="MLP on generated data, for measuring training throughput.",
+        strategies=STRATEGIES,
+        train_size=SYNTHETIC_TRAIN_SIZE,
+        params=TRAINING_PARAMS,
+        defaults={"epochs": 10, "batch_size": 64, "lr": 0.001, "optimizer": "adam", "seed": 0},
+    ),
+    "burnin": Workload(
+        module="training.workloads.burnin",
+        description="Burn-in health check: repeated matrix multiplies checked against a reference; reports GFLOP/s.",
+        strategies=("single", "ddp"),
+        train_size=None,
+        params=("size", "iterations", "seed"),
+        defaults={"size": 0, "iterations": 50, "seed": 0},
+    ),
+}

@@ -1,0 +1,470 @@
+"""Pieces every training workload shares: arguments, device, seeding,
+distributed setup, signal handling, event reporting and a small Trainer.
+
+A workload module provides ``NAME``, ``DEFAULTS``, ``TINY`` (a fast configuration for
+tests), ``add_arguments(parser)``, ``load_data(args)`` and ``build_model(args)``;
+``run(module, argv)`` then trains it in one process or as one rank of torchrun.
+The Hogwild launcher reuses the same pieces in its worker processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import partial
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.utils.data import BatchSampler, DistributedSampler, TensorDataset
+
+from training import events
+
+EXIT_SIGTERM = 143
+EXIT_SIGINT = 130
+WARMUP_STEPS = 10
+
+
+# --- stopping on a signal -------------------------------------------------
+
+
+class Stopped(BaseException):
+    """Raised in the main thread when SIGTERM or SIGINT arrives.
+
+    A BaseException so that no ``except Exception`` on the way swallows it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.exit_code = 128 + signum
+
+
+_stop_signal: int | None = None
+
+
+def install_signal_handlers() -> None:
+    """Turn SIGTERM/SIGINT into ``Stopped`` so the run ends at the next bytecode."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _on_signal)
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    global _stop_signal
+    if _stop_signal is None:
+        _stop_signal = signum
+        raise Stopped(signum)
+
+
+def stop_requested() -> bool:
+    return _stop_signal is not None
+
+
+def exit_now(code: int, message: str) -> None:
+    """Leave at once: after a signal, a peer rank may be gone and a clean
+    shutdown of the process group could block on it."""
+    print(message, file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def guarded(main_fn, *args: Any) -> int:
+    """Run ``main_fn`` and turn a stop signal into exit code 128+signum.
+
+    An error raised while stopping (a collective failing because the peer rank
+    already left) is part of the stop, not a crash of its own.
+    """
+    try:
+        return main_fn(*args) or 0
+    except Stopped as stop:
+        exit_now(stop.exit_code, f"stopped by {stop}")
+    except BaseException:
+        if _stop_signal is not None:
+            exit_now(128 + _stop_signal, f"stopped by {signal.Signals(_stop_signal).name}")
+        raise
+    return 0
+
+
+class ParentWatch:
+    """Ends a worker whose launcher died without ending it.
+
+    torchrun starts each worker in a session of its own, so a SIGKILL aimed at
+    torchrun's process group misses them; checking the parent each step (one
+    cheap system call) keeps such orphans from training on, unseen.
+    """
+
+    def __init__(self) -> None:
+        self.parent = os.getppid()
+
+    def check(self) -> None:
+        if os.getppid() != self.parent:
+            exit_now(1, "the launcher is gone; stopping")
+
+
+# --- environment ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DistEnv:
+    """Where this process sits in a torchrun launch (one process when absent)."""
+
+    world_size: int = 1
+    rank: int = 0
+    local_rank: int = 0
+    local_world_size: int = 1
+    launched: bool = False
+
+    @classmethod
+    def from_environ(cls, environ: dict[str, str] | None = None) -> DistEnv:
+        environ = os.environ if environ is None else environ
+        if "WORLD_SIZE" not in environ:
+            return cls()
+        return cls(
+            world_size=int(environ["WORLD_SIZE"]),
+            rank=int(environ["RANK"]),
+            local_rank=int(environ.get("LOCAL_RANK", "0")),
+            local_world_size=int(environ.get("LOCAL_WORLD_SIZE", "1")),
+            launched=True,
+        )
+
+    @property
+    def distributed(self) -> bool:
+        """Started by torchrun: a process group and DDP, even with one process."""
+        return self.launched
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def pick_device(local_rank: int = 0) -> torch.device:
+    """The GPU of this local rank when CUDA is usable, else the CPU."""
+    if torch.cuda.is_available():
+        return torch.device("cuda", local_rank % torch.cuda.device_count())
+    return torch.device("cpu")
+
+
+def backend_for(device: torch.device) -> str:
+    return "nccl" if device.type == "cuda" else "gloo"
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def threads_per_process(processes: int) -> int:
+    """Intra-op threads so that ``processes`` workers share the cores without oversubscribing."""
+    return max(1, usable_cores() // max(1, processes))
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    torch.manual_seed(seed)  # seeds CUDA too
+
+
+def git_commit(path: str | Path) -> str | None:
+    """The commit checked out where ``path`` lives, or None outside a git repository."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = out.stdout.strip()
+    return commit if out.returncode == 0 and commit else None
+
+
+def env_event(strategy: str, world_size: int, device: torch.device, **extra: Any) -> None:
+    cuda = torch.version.cuda if torch.cuda.is_available() else None
+    events.emit(
+        "env",
+        python=platform.python_version(),
+        torch=torch.__version__,
+        cuda=cuda,
+        host=socket.gethostname(),
+        git_commit=git_commit(Path(__file__).resolve().parent),
+        strategy=strategy,
+        world_size=world_size,
+        device=str(device),
+        **extra,
+    )
+
+
+# --- arguments --------------------------------------------------------------
+
+
+def build_parser(module: ModuleType) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"python -m training.workloads.{module.NAME}", description=module.__doc__)
+    parser.add_argument("--epochs", type=int, help="passes over the training set (default %(default)s)")
+    parser.add_argument("--batch-size", type=int, help="samples per step in each process")
+    parser.add_argument("--lr", type=float, help="learning rate")
+    parser.add_argument("--optimizer", choices=("sgd", "adam"), help="sgd (momentum 0.9) or adam")
+    parser.add_argument("--seed", type=int, default=0, help="seed for initialisation and shuffling")
+    parser.add_argument("--threads", type=int, default=0, help="intra-op threads; 0 = cores / local processes")
+    parser.add_argument("--save", metavar="PATH", help="save the final model's state_dict here (rank 0)")
+    parser.add_argument("--report-interval", type=float, default=0.25, help="seconds between progress events")
+    parser.add_argument("--tiny", action="store_true", help="small, fast configuration (tests and smoke checks)")
+    module.add_arguments(parser)
+    parser.set_defaults(**module.DEFAULTS)
+    return parser
+
+
+def parse_args(module: ModuleType, argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse a workload's arguments; ``--tiny`` swaps in its fast defaults, explicit flags still win."""
+    parser = build_parser(module)
+    args = parser.parse_args(argv)
+    if args.tiny:
+        parser.set_defaults(**module.TINY)
+        args = parser.parse_args(argv)
+    for name in ("epochs", "batch_size"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.lr <= 0:
+        parser.error("--lr must be positive")
+    return args
+
+
+def build_optimizer(params, args: argparse.Namespace) -> torch.optim.Optimizer:
+    if args.optimizer == "adam":
+        return torch.optim.Adam(params, lr=args.lr)
+    return torch.optim.SGD(params, lr=args.lr, momentum=0.9)
+
+
+# --- training ---------------------------------------------------------------
+
+
+class Throughput:
+    """Samples per second over training time only (evaluation excluded).
+
+    ``steady`` leaves out the first ``warmup_steps`` steps (allocator, caches,
+    the first collective); ``window`` covers the time since it was last read.
+    ``median_step`` is the rate of the median steady step: on a node shared
+    with other work it shows what the loop does when it has its cores, where
+    ``steady`` also counts the steps someone else's process slowed down.
+    """
+
+    def __init__(self, warmup_steps: int = WARMUP_STEPS) -> None:
+        self.warmup_steps = warmup_steps
+        self.steps = 0
+        self.samples = 0
+        self.seconds = 0.0
+        self.steady_samples = 0
+        self.steady_seconds = 0.0
+        self.window_samples = 0
+        self.window_seconds = 0.0
+        self.step_rates: deque[float] = deque(maxlen=10_000)
+
+    def add(self, samples: int, seconds: float) -> None:
+        self.steps += 1
+        self.samples += samples
+        self.seconds += seconds
+        self.window_samples += samples
+        self.window_seconds += seconds
+        if self.steps > self.warmup_steps:
+            self.steady_samples += samples
+            self.steady_seconds += seconds
+            if seconds > 0:
+                self.step_rates.append(samples / seconds)
+
+    def window(self) -> float | None:
+        rate = self.window_samples / self.window_seconds if self.window_seconds > 0 else None
+        self.window_samples, self.window_seconds = 0, 0.0
+        return rate
+
+    def steady(self) -> float | None:
+        if self.steady_seconds > 0:
+            return self.steady_samples / self.steady_seconds
+        return self.samples / self.seconds if self.seconds > 0 else None
+
+    def median_step(self) -> float | None:
+        return statistics.median(self.step_rates) if self.step_rates else None
+
+
+class Trainer:
+    """Trains a model on in-memory tensors, one sampler-ordered pass per epoch."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        optimizer: torch.optim.Optimizer,
+        train: TensorDataset,
+        batch_size: int,
+        sampler: DistributedSampler,
+        device: torch.device,
+    ) -> None:
+        self.model = model
+        self.optimizer = optimizer
+        self.train = train
+        self.batch_size = batch_size
+        self.sampler = sampler
+        self.device = device
+        self.loss_fn = nn.CrossEntropyLoss()
+        self.step = 0
+
+    def train_epoch(self, epoch: int, on_step) -> None:
+        """One pass over this process's share of the data; ``on_step(loss, samples, seconds)`` after each step."""
+        self.sampler.set_epoch(epoch)
+        self.model.train()
+        inputs, targets = self.train.tensors
+        last = time.perf_counter()
+        for indices in BatchSampler(self.sampler, self.batch_size, drop_last=False):
+            x = inputs[indices].to(self.device, non_blocking=True)
+            y = targets[indices].to(self.device, non_blocking=True)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss = self.loss_fn(self.model(x), y)
+            loss.backward()
+            self.optimizer.step()
+            self.step += 1
+            now = time.perf_counter()
+            on_step(loss.item(), len(indices), now - last)
+            last = now
+
+
+@torch.no_grad()
+def evaluate(
+    model: nn.Module, test: TensorDataset, device: torch.device, batch_size: int = 1024
+) -> tuple[float, float]:
+    """Held-out (accuracy, mean loss)."""
+    model.eval()
+    inputs, targets = test.tensors
+    correct, loss_sum = 0, 0.0
+    for start in range(0, len(targets), batch_size):
+        x = inputs[start : start + batch_size].to(device)
+        y = targets[start : start + batch_size].to(device)
+        logits = model(x)
+        loss_sum += nn.functional.cross_entropy(logits, y, reduction="sum").item()
+        correct += (logits.argmax(dim=1) == y).sum().item()
+    return correct / len(targets), loss_sum / len(targets)
+
+
+class Reporter:
+    """Turns training steps into events; silent on ranks other than 0."""
+
+    def __init__(self, enabled: bool, world_size: int, interval: float) -> None:
+        self.enabled = enabled
+        self.world_size = world_size
+        self.throttle = events.ProgressThrottle(interval)
+        self.meter = Throughput()
+        self.loss_sum = 0.0
+        self.loss_count = 0
+        self.accuracy: float | None = None
+
+    def step(self, step: int, epoch: int, loss: float, samples: int, seconds: float) -> None:
+        self.meter.add(samples * self.world_size, seconds)
+        self.loss_sum += loss
+        self.loss_count += 1
+        if step == 1 and self.enabled:
+            events.emit("first_step", ts=time.time())
+        if self.throttle.ready():
+            self.progress(step, epoch)
+
+    def progress(self, step: int, epoch: int) -> None:
+        loss = self.loss_sum / self.loss_count if self.loss_count else None
+        self.loss_sum, self.loss_count = 0.0, 0
+        rate = self.meter.window()
+        if self.enabled:
+            events.emit(
+                "progress",
+                step=step,
+                epoch=epoch,
+                loss=loss,
+                accuracy=self.accuracy,
+                samples_per_s=rate,
+                ts=time.time(),
+            )
+
+    def epoch_end(self, step: int, epoch: int, epochs: int, accuracy: float, test_loss: float) -> None:
+        self.accuracy = accuracy
+        if self.enabled:
+            print(
+                f"epoch {epoch}/{epochs}: held-out accuracy {accuracy:.4f}, held-out loss {test_loss:.4f}", flush=True
+            )
+        if self.throttle.ready(force=epoch == epochs):
+            self.progress(step, epoch)
+
+
+def run(module: ModuleType, argv: list[str] | None = None) -> int:
+    """The ``main`` of a training workload: one process, or one rank under torchrun."""
+    return guarded(_run, module, argv)
+
+
+def _run(module: ModuleType, argv: list[str] | None) -> int:
+    install_signal_handlers()
+    args = parse_args(module, argv)
+    env = DistEnv.from_environ()
+    device = pick_device(env.local_rank)
+    torch.set_num_threads(args.threads or threads_per_process(env.local_world_size))
+    if env.distributed:
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+        dist.init_process_group(backend_for(device), timeout=timedelta(minutes=10))
+    seed_everything(args.seed)
+    if env.is_main:
+        env_event("ddp" if env.distributed else "single", env.world_size, device, **hyperparameters(module, args))
+
+    train, test = module.load_data(args)
+    model = module.build_model(args).to(device)
+    trained = model
+    if env.distributed:
+        trained = nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None
+        )
+    sampler = DistributedSampler(train, num_replicas=env.world_size, rank=env.rank, shuffle=True, seed=args.seed)
+    trainer = Trainer(trained, build_optimizer(trained.parameters(), args), train, args.batch_size, sampler, device)
+    reporter = Reporter(env.is_main, env.world_size, args.report_interval)
+    watch = ParentWatch() if env.distributed else None
+
+    def on_step(epoch: int, loss: float, samples: int, seconds: float) -> None:
+        if watch:
+            watch.check()
+        reporter.step(trainer.step, epoch, loss, samples, seconds)
+
+    accuracy = test_loss = None
+    for epoch in range(1, args.epochs + 1):
+        trainer.train_epoch(epoch, partial(on_step, epoch))
+        if env.is_main:
+            accuracy, test_loss = evaluate(model, test, device)
+            reporter.epoch_end(trainer.step, epoch, args.epochs, accuracy, test_loss)
+
+    if env.is_main:
+        if args.save:
+            torch.save(model.state_dict(), args.save)
+        events.emit(
+            "done",
+            accuracy=accuracy,
+            loss=test_loss,
+            samples_per_s=reporter.meter.steady(),
+            median_step_samples_per_s=reporter.meter.median_step(),
+            steps=trainer.step,
+        )
+    if env.distributed:
+        dist.destroy_process_group()
+    return 0
+
+
+def hyperparameters(module: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "workload": module.NAME,
+        "epochs": args.epochs,
+        "batch_size": args.batch_size,
+        "lr": args.lr,
+        "optimizer": args.optimizer,
+        "seed": args.seed,
+    }
