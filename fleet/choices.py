@@ -29,6 +29,7 @@ class AlertKind(models.TextChoices):
     GPU_THROTTLING = "gpu_throttling", "GPU throttling"
     GPU_ECC = "gpu_ecc", "ECC errors"
     BUDGET = "budget", "Budget"
+    BOOKING_NOTICE = "booking_notice", "Booking changed"
 
 
 class AlertSeverity(models.TextChoices):

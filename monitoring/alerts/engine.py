@@ -11,11 +11,21 @@ from fleet.choices import AlertKind, AlertStatus
 from monitoring.alerts import lifecycle, stages
 from monitoring.alerts.findings import RuleResult
 from monitoring.alerts.models import Alert
+from monitoring.alerts.rules.bookings import BookingIdleRule, BookingNoticeRule, SquattingRule
 from monitoring.alerts.rules.budget import BudgetRule
 from monitoring.alerts.rules.health import HealthRule
 from monitoring.alerts.rules.idle import IdleProcessRule
+from monitoring.alerts.rules.runs import RunOverdueRule
 
-RULES = [IdleProcessRule(), HealthRule(), BudgetRule()]
+RULES = [
+    IdleProcessRule(),
+    BookingIdleRule(),
+    SquattingRule(),
+    BookingNoticeRule(),
+    RunOverdueRule(),
+    HealthRule(),
+    BudgetRule(),
+]
 # Alerts about a person's own use go to admins when they stay open this long.
 ESCALATING = {AlertKind.IDLE_PROCESS, AlertKind.BOOKING_IDLE, AlertKind.SQUATTING, AlertKind.RUN_OVERDUE}
 LOCK_ID = 0x6A1E27  # one evaluation at a time across workers (pg advisory lock)
@@ -61,10 +71,13 @@ def try_lock() -> bool:
 def apply(result: RuleResult, open_alerts: list[Alert], now: datetime, summary: Summary) -> None:
     by_key = {a.key: a for a in open_alerts}
     new = {f.key: f for f in result.findings if f.key not in by_key}
-    lifecycle.open_alerts(list(new.values()), now)
+    opened = lifecycle.open_alerts(list(new.values()), now)
     firing = [by_key[f.key] for f in result.findings if f.key in by_key]
     Alert.objects.filter(pk__in=[a.pk for a in firing]).update(last_seen_at=now)
-    cleared = [by_key[key] for key in result.resolved if key in by_key]
+    # A notice opens and resolves in one pass: it is news, not a lasting condition.
+    cleared = [by_key[key] for key in result.resolved if key in by_key] + [
+        a for a in opened if a.key in result.resolved
+    ]
     lifecycle.resolve_alerts(cleared, result.resolved, now)
     stages.advance([a for a in firing if a.kind == AlertKind.IDLE_PROCESS], now)
     summary.opened += list(new)

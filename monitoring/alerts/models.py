@@ -166,7 +166,9 @@ class ReclaimExemption(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="reclaim_exemptions"
     )
     node = models.ForeignKey(Node, on_delete=models.CASCADE, null=True, blank=True, related_name="reclaim_exemptions")
-    run_id = models.PositiveBigIntegerField(null=True, blank=True, help_text="A training run's id.")
+    run = models.ForeignKey(
+        "training.Run", on_delete=models.CASCADE, null=True, blank=True, related_name="reclaim_exemptions"
+    )
     reason = models.CharField(max_length=200, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -176,15 +178,15 @@ class ReclaimExemption(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=Q(user__isnull=False, node__isnull=True, run_id__isnull=True)
-                | Q(user__isnull=True, node__isnull=False, run_id__isnull=True)
-                | Q(user__isnull=True, node__isnull=True, run_id__isnull=False),
+                condition=Q(user__isnull=False, node__isnull=True, run__isnull=True)
+                | Q(user__isnull=True, node__isnull=False, run__isnull=True)
+                | Q(user__isnull=True, node__isnull=True, run__isnull=False),
                 name="reclaimexemption_exactly_one_subject",
             )
         ]
 
     def __str__(self) -> str:
-        subject = self.user or self.node or f"run {self.run_id}"
+        subject = self.user or self.node or self.run
         return f"Exempt from reclaim: {subject}"
 
 

@@ -14,9 +14,11 @@ from django.utils import timezone
 
 from fleet.models import GPU
 from fleet.owners import owners_by_os_username
-from monitoring.alerts.attribution import first_projects
+from monitoring.alerts.attribution import Attribution
 from monitoring.costs.models import UsageHour
 from monitoring.costs.rates import price, rates_by_gpu
+
+HOUR = timedelta(hours=1)
 
 USAGE_SQL = """
 SELECT p.gpu_id, date_trunc('hour', p.ts, 'UTC') AS bucket, p.os_user,
@@ -52,12 +54,13 @@ def rollup_usage(now: datetime | None = None, hours: int = 2) -> int:
     start = floor_hour(now) - timedelta(hours=hours - 1)
     rows = measured_usage(start, now)
     owners = owners_by_os_username({os_user for _, _, os_user, _, _ in rows})
-    projects = first_projects({u.id for u in owners.values()})
+    uses = Attribution({gpu_id for gpu_id, *_ in rows}, {u.id for u in owners.values()}, start, now)
     rates = rates_by_gpu({gpu_id for gpu_id, *_ in rows})
     interval = settings.AGENT_INTERVAL_S
     usage = []
     for gpu_id, bucket, os_user, samples, idle in rows:
         owner = owners.get(os_user)
+        project_id, _ = uses.of(gpu_id, owner.id if owner else None, bucket, bucket + HOUR)
         seconds, idle_seconds, rate = samples * interval, idle * interval, rates.get(gpu_id)
         usage.append(
             UsageHour(
@@ -65,7 +68,7 @@ def rollup_usage(now: datetime | None = None, hours: int = 2) -> int:
                 bucket=bucket,
                 os_user=os_user,
                 user=owner,
-                project_id=projects.get(owner.id) if owner else None,
+                project_id=project_id,
                 gpu_seconds=seconds,
                 idle_seconds=idle_seconds,
                 rate=rate,

@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from fleet.choices import AlertEventKind, AlertSeverity, TransportKind
+from fleet.choices import AlertEventKind, AlertKind, AlertSeverity, TransportKind
 from monitoring.alerts.models import AlertEvent
 from monitoring.notify.models import Notification, NotificationPreference
 
@@ -30,15 +30,18 @@ def channels(user, event: AlertEvent, prefs: NotificationPreference) -> list[tup
     quiet = event.kind == AlertEventKind.RESOLVED and not prefs.resolved
     if quiet or (alert.is_snoozed() and event.kind != AlertEventKind.ESCALATED):
         return found
-    if (
-        prefs.email
-        and user.email
-        and AlertSeverity(alert.severity).rank >= AlertSeverity(prefs.email_min_severity).rank
-    ):
+    emailed_elsewhere = alert.details.get("emailed", False)  # e.g. booking notices the watcher emailed
+    severe_enough = AlertSeverity(alert.severity).rank >= AlertSeverity(prefs.email_min_severity).rank
+    if prefs.email and user.email and severe_enough and not emailed_elsewhere:
         found.append((TransportKind.EMAIL, None))
     if prefs.webhooks:
         found += [(TransportKind.WEBHOOK, hook) for hook in user.webhooks.filter(active=True)]
     return found
+
+
+def is_delivered_notice(event: AlertEvent) -> bool:
+    """A notice resolves as soon as it opens; telling people it resolved would be noise."""
+    return event.kind == AlertEventKind.RESOLVED and event.alert.kind == AlertKind.BOOKING_NOTICE
 
 
 def preferences_of(user) -> NotificationPreference:
@@ -52,7 +55,7 @@ def dispatch_event(event_pk: int) -> list[Notification]:
         if not AlertEvent.objects.filter(pk=event_pk, processed=None).update(processed=timezone.now()):
             return []
         event = AlertEvent.objects.select_related("alert__owner", "alert__project").get(pk=event_pk)
-        if not AlertEventKind(event.kind).notifies:
+        if not AlertEventKind(event.kind).notifies or is_delivered_notice(event):
             return []
         notes = [
             Notification(event=event, user=user, transport=kind, webhook=hook)

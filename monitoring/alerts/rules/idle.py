@@ -13,13 +13,14 @@ from django.db.models import Q
 from fleet.choices import AlertKind, AlertSeverity
 from fleet.models import GPU
 from fleet.owners import owners_by_os_username
-from monitoring.alerts.attribution import first_projects
+from monitoring.alerts.attribution import Attribution
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
 from monitoring.alerts.policies import PolicyBook, Thresholds
 from monitoring.alerts.windows import WindowStats, gpu_util_windows, process_sm_windows, seen_at
 
 KIND = AlertKind.IDLE_PROCESS
+MOMENT = timedelta(seconds=1)
 
 
 @dataclass
@@ -31,6 +32,7 @@ class Candidate:
     owner_id: int | None
     project_id: int | None
     limits: Thresholds
+    run_id: int | None = None
 
     @property
     def pid(self) -> int:
@@ -66,13 +68,14 @@ def candidates_of(gpus: list[GPU], now: datetime) -> list[Candidate]:
     fresh = [g for g in gpus if g.last_sample_at and g.last_sample_at >= now - stale_after()]
     processes = [(gpu, p) for gpu in fresh for p in gpu.processes or [] if p.get("pid") is not None]
     owners = owners_by_os_username({p.get("user") or "" for _, p in processes})
-    projects = first_projects({u.id for u in owners.values()})
+    uses = Attribution({g.id for g, _ in processes}, {u.id for u in owners.values()}, now - MOMENT, now)
     book = PolicyBook()
     found = []
     for gpu, process in processes:
         owner = owners.get(process.get("user") or "")
-        project_id = projects.get(owner.id) if owner else None
-        found.append(Candidate(gpu, process, owner.id if owner else None, project_id, book.for_project(project_id)))
+        owner_id = owner.id if owner else None
+        project_id, run_id = uses.of(gpu.id, owner_id, now - MOMENT, now)
+        found.append(Candidate(gpu, process, owner_id, project_id, book.for_project(project_id), run_id))
     return found
 
 
@@ -176,6 +179,7 @@ def finding(c: Candidate, stats: WindowStats, basis: str, now: datetime) -> Find
             "min_memory_mib": limits.min_memory_mib,
             "window_minutes": limits.window_minutes,
             "idle_since": (now - timedelta(minutes=limits.window_minutes)).isoformat(),
+            "run_id": c.run_id,
         },
     )
 
