@@ -38,6 +38,33 @@ class BudgetSerializer(serializers.Serializer):
     forecast = ForecastSerializer(allow_null=True)
 
 
+class BookingCostSerializer(serializers.Serializer):
+    reservation = serializers.IntegerField(source="reservation.pk")
+    gpu = serializers.CharField(source="reservation.gpu.uuid")
+    holder = serializers.CharField(source="reservation.user.username")
+    project = serializers.CharField(source="reservation.project.name", default=None)
+    start = serializers.DateTimeField(source="reservation.start")
+    end = serializers.DateTimeField(source="reservation.end")
+    status = serializers.CharField(source="reservation.status")
+    held_hours = serializers.FloatField()
+    used_hours = serializers.FloatField()
+    idle_hours = serializers.FloatField()
+    held_cost = serializers.DecimalField(max_digits=14, decimal_places=2, allow_null=True)
+    used_cost = serializers.DecimalField(max_digits=14, decimal_places=2, allow_null=True)
+    idle_cost = serializers.DecimalField(max_digits=14, decimal_places=2, allow_null=True)
+    basis = serializers.CharField(help_text="samples (raw, exact) or hourly (the usage rollup, whole hours).")
+
+
+class RunCostSerializer(serializers.Serializer):
+    run = serializers.IntegerField(source="run.pk")
+    name = serializers.CharField(source="run.name")
+    owner = serializers.CharField(source="run.owner.username")
+    project = serializers.CharField(source="run.project.name", default=None)
+    status = serializers.CharField(source="run.status")
+    gpu_hours = serializers.FloatField()
+    cost = serializers.DecimalField(max_digits=14, decimal_places=2, allow_null=True)
+
+
 class ReportSerializer(serializers.Serializer):
     month = serializers.CharField()
     start = serializers.DateTimeField()
@@ -49,6 +76,8 @@ class ReportSerializer(serializers.Serializer):
     history = LineSerializer(many=True)
     budgets = BudgetSerializer(many=True)
     idle_by_user = LineSerializer(many=True)
+    bookings = BookingCostSerializer(many=True)
+    runs = RunCostSerializer(many=True)
 
 
 class CostsView(APIView):

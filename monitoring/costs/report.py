@@ -10,6 +10,8 @@ from django.utils import timezone
 
 from fleet.models import Project, UserBudget
 from monitoring.costs import queries
+from monitoring.costs.bookings import BookingCost, booking_costs
+from monitoring.costs.runs import RunCost, run_costs
 from monitoring.costs.forecast import Forecast, forecast, month_bounds
 
 MONTH = re.compile(r"^(\d{4})-(\d{2})$")
@@ -61,6 +63,8 @@ class Report:
     history: list[queries.Line]
     budgets: list[Budget]
     idle_by_user: list[queries.Line]
+    bookings: list[BookingCost]
+    runs: list[RunCost]
 
 
 def cumulative(start: datetime, end: datetime, scope: Q) -> list[tuple[str, float]]:
@@ -107,6 +111,8 @@ def build(user, month: str | None, now: datetime | None = None) -> Report:
         history=queries.by_month(history_start, end),
         budgets=budgets_for(user, start, end, now, is_current),
         idle_by_user=sorted([x for x in by_user if x.idle_hours], key=lambda x: -x.idle_cost),
+        bookings=booking_costs(start, end),
+        runs=run_costs(start, end, now),
     )
 
 
