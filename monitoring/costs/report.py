@@ -11,8 +11,8 @@ from django.utils import timezone
 from fleet.models import Project, UserBudget
 from monitoring.costs import queries
 from monitoring.costs.bookings import BookingCost, booking_costs
-from monitoring.costs.runs import RunCost, run_costs
 from monitoring.costs.forecast import Forecast, forecast, month_bounds
+from monitoring.costs.runs import RunCost, run_costs
 
 MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 

@@ -42,7 +42,7 @@ def page(client, user, query="") -> str:
 def test_it_shows_the_month_by_researcher_project_and_model(client, cast, month):
     body = page(client, cast["owner"])
     # alice $1.25 + bob $1.50 + carol $0.25 (A100 80GB $2.50/h, L40S $1.50/h)
-    assert 'data-total>$3.00<' in body
+    assert "data-total>$3.00<" in body
     for label in ("alice", "bob", "carol (no account)", "vision", "No project", "A100 80GB", "L40S"):
         assert f"<td>{label}</td>" in body
 
@@ -77,7 +77,11 @@ def test_bookings_show_held_used_and_idle_time(client, cast, gpu, month):
 
 def test_runs_show_their_cost(client, cast, gpu, month):
     run = Run.objects.create(
-        owner=cast["owner"], name="digits", workload="digits_cnn", strategy="single", status=RunStatus.RUNNING,
+        owner=cast["owner"],
+        name="digits",
+        workload="digits_cnn",
+        strategy="single",
+        status=RunStatus.RUNNING,
         started_at=T0 - 30 * MIN,
     )
     run.gpus.add(gpu)
@@ -92,7 +96,7 @@ def test_a_past_month_has_no_forecast(client, cast, month):
 
 def test_a_month_that_is_not_a_month_is_refused_clearly(client, cast, month):
     body = page(client, cast["owner"], "?month=2026-13")
-    assert "is not a month; use YYYY-MM" in body and 'data-total>$3.00<' in body
+    assert "is not a month; use YYYY-MM" in body and "data-total>$3.00<" in body
 
 
 def test_the_api_gives_the_same_report(cast, month):
