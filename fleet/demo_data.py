@@ -18,8 +18,9 @@ DEMO_NODES = {
     "gpu-l40s-01": ("L40S", "NVIDIA L40S", 46068, 350, 4),
 }
 GPUS_PER_NODE = 8
-DEMO_USERS = [("admin", True), ("alice", False), ("bob", False)]
-DEMO_PROJECTS = {"vision": ["alice", "bob"], "language": ["bob"]}
+# carol owns the simulated fleet's forgotten notebook, so its idle-process alert has an owner to tell.
+DEMO_USERS = [("admin", True), ("alice", False), ("bob", False), ("carol", False)]
+DEMO_PROJECTS = {"vision": ["alice", "bob"], "language": ["bob", "carol"]}
 
 
 def demo_password() -> str:
