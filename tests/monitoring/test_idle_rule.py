@@ -7,6 +7,7 @@ import pytest
 from fleet.choices import AlertEventKind, AlertKind, AlertStatus
 from monitoring.alerts import engine
 from monitoring.alerts.models import Alert, AlertEvent, IdlePolicy
+from monitoring.models import GPUMinute
 from tests.monitoring.conftest import T0
 from tests.support.telemetry import add_gpu, latest_state, process, roll_up, stream
 
@@ -42,6 +43,7 @@ def test_it_fires_once_after_thirty_minutes_of_idleness(cast, gpu, clock, forgot
     evaluate_at(clock, T0 + 31 * MIN)
     evaluate_at(clock, T0 + 32 * MIN)
     alert = idle_alerts().get()
+    assert GPUMinute.objects.filter(gpu=gpu).count() >= 30  # whole minutes came from the rollup
     assert alert.owner == cast["owner"]
     assert alert.project == cast["project"]
     assert alert.details["pid"] == 4242 and alert.details["basis"] == "gpu"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from fleet.models import GPU, GPUModel, Node
-from monitoring.models import GPUSample, ProcessSample
+from monitoring.models import GPUSample, ProcessSample, RollupProgress
 from monitoring.storage import partitions, rollups
 
 Util = float | Callable[[datetime], float]
@@ -111,8 +111,15 @@ def latest_state(gpu, ts, util, processes, temp_c=45.0, clocks_event_reasons=0, 
 
 
 def roll_up(now: datetime) -> None:
-    """The telemetry beat task's minute rollup, run at `now`."""
-    rollups.rollup_minutes(now)
+    """The telemetry beat task's minute rollup, run at `now` as often as it takes to catch up.
+
+    A first run starts at the raw retention horizon and does a few hours per run, as in production.
+    """
+    for _ in range(20):
+        rollups.rollup_minutes(now)
+        done = RollupProgress.objects.get(table="minute").done_until
+        if done is not None and done >= now.replace(second=0, microsecond=0) - timedelta(minutes=1):
+            return
 
 
 def ensure_partitions(start: datetime, end: datetime) -> None:

@@ -112,7 +112,8 @@ def judge(candidates: list[Candidate], now: datetime) -> dict[str, tuple[WindowS
 
 def judge_window(group: list[Candidate], start: datetime, now: datetime) -> dict:
     gpu_stats = gpu_util_windows(sorted({c.gpu.id for c in group}), start, now)
-    shared = [c for c in group if busy_gpu(c, gpu_stats) and c.process.get("sm_util") is not None]
+    # Only a GPU shared by several processes needs each one's own SM share: alone, a process is its GPU's load.
+    shared = [c for c in group if busy_gpu(c, gpu_stats) and c.process.get("sm_util") is not None and shares(c)]
     process_stats = process_sm_windows([(c.gpu.id, c.pid) for c in shared], start, now)
     unknown_start = [(c.gpu.id, c.pid) for c in group if c.started_at is None]
     seen = seen_at(unknown_start, start)
@@ -135,6 +136,10 @@ def judge_window(group: list[Candidate], start: datetime, now: datetime) -> dict
             continue
         verdicts[c.key] = verdict
     return verdicts
+
+
+def shares(candidate: Candidate) -> bool:
+    return len(candidate.gpu.processes or []) > 1
 
 
 def busy_gpu(candidate: Candidate, gpu_stats: dict[int, WindowStats]) -> bool:
