@@ -182,6 +182,7 @@ class ReclaimExemption(models.Model):
                 | Q(user__isnull=True, node__isnull=False, run__isnull=True)
                 | Q(user__isnull=True, node__isnull=True, run__isnull=False),
                 name="reclaimexemption_exactly_one_subject",
+                violation_error_message="Exempt exactly one user, node or run.",
             )
         ]
 
