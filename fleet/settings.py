@@ -190,7 +190,11 @@ NOTIFY_MAX_RETRIES = env_int("NOTIFY_MAX_RETRIES", default=5, minimum=0)
 NOTIFY_RETRY_BASE_S = env_float("NOTIFY_RETRY_BASE_S", default=30.0, minimum=0.0)
 
 CELERY_BEAT_SCHEDULE |= {
-    "alerts-evaluate": {"task": "monitoring.tasks.evaluate_alerts", "schedule": ALERT_EVAL_INTERVAL_S},
+    "alerts-evaluate": {
+        "task": "monitoring.tasks.evaluate_alerts",
+        "schedule": ALERT_EVAL_INTERVAL_S,
+        "options": {"expires": ALERT_EVAL_INTERVAL_S},  # a late evaluation is superseded by the next one
+    },
     "costs-rollup-usage": {"task": "monitoring.tasks.rollup_usage", "schedule": 60.0},
 }
 

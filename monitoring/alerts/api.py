@@ -6,6 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
 from fleet.choices import AlertKind, AlertStatus
@@ -29,6 +30,11 @@ class StaffWritesOthersRead(permissions.BasePermission):
         return request.method in permissions.SAFE_METHODS or bool(request.user and request.user.is_staff)
 
 
+class Page(LimitOffsetPagination):
+    default_limit = 100
+    max_limit = 1000
+
+
 @extend_schema(
     parameters=[
         OpenApiParameter("status", str, enum=["open", "resolved"], description="Open (default) or resolved."),
@@ -37,9 +43,10 @@ class StaffWritesOthersRead(permissions.BasePermission):
     ]
 )
 class AlertViewSet(viewsets.ReadOnlyModelViewSet):
-    """Alerts a researcher owns (or their projects'); admins see all."""
+    """Alerts a researcher owns (or their projects'); admins see all. Newest first, 100 a page."""
 
     serializer_class = AlertSerializer
+    pagination_class = Page
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # the schema generator has no user

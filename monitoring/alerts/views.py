@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -32,7 +33,15 @@ def listing(request):
     else:
         alerts = alerts.filter(status=AlertStatus.RESOLVED).order_by("-resolved_at")
     page = Paginator(alerts, 50).get_page(request.GET.get("page"))
-    context = {"page": page, "state": state, "scope": scope, "kind": kind, "kinds": AlertKind.choices, "counts": counts}
+    context = {
+        "page": page,
+        "state": state,
+        "scope": scope,
+        "kind": kind,
+        "kinds": AlertKind.choices,
+        "counts": counts,
+        "eval_interval": f"{settings.ALERT_EVAL_INTERVAL_S:g}",
+    }
     return render(request, "monitoring/alerts.html", context)
 
 

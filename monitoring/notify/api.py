@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from fleet.choices import TransportKind
+from monitoring.alerts.api import Page
 from monitoring.notify.dispatch import preferences_of
 from monitoring.notify.live import broadcast_unread, unread_count
 from monitoring.notify.models import Notification, NotificationPreference, Webhook
@@ -25,9 +26,10 @@ class UnreadSerializer(serializers.Serializer):
 
 
 class NotificationViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
-    """Your in-app notifications, newest first."""
+    """Your in-app notifications, newest first, 100 a page."""
 
     serializer_class = NotificationSerializer
+    pagination_class = Page
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):

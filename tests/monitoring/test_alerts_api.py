@@ -14,7 +14,7 @@ def api():
 
 
 def keys(response) -> set[str]:
-    return {a["title"] for a in response.json()}
+    return {a["title"] for a in response.json()["results"]}
 
 
 def test_a_researcher_lists_only_their_own(api, cast):
@@ -79,3 +79,11 @@ def test_resolved_alerts_are_listed_on_request(api, cast):
     api.force_authenticate(cast["owner"])
     assert keys(api.get("/api/alerts/")) == set()
     assert keys(api.get("/api/alerts/?status=resolved")) == {"old"}
+
+
+def test_the_list_comes_in_pages(api, cast):
+    for n in range(3):
+        open_alert(owner=cast["owner"], title=f"alert {n}")
+    api.force_authenticate(cast["owner"])
+    page = api.get("/api/alerts/?limit=2").json()
+    assert page["count"] == 3 and len(page["results"]) == 2 and page["next"]

@@ -48,7 +48,7 @@ def test_the_api_lists_and_marks_read(cast):
     first, _ = inbox(cast)
     api = APIClient()
     api.force_authenticate(cast["owner"])
-    listed = api.get("/api/notifications/").json()
+    listed = api.get("/api/notifications/").json()["results"]
     assert [n["alert"]["title"] for n in listed] == ["alice's second", "alice's first"]
     assert api.post("/api/notifications/read/", {"ids": [first.pk]}, format="json").json() == {"unread": 1}
     assert api.post("/api/notifications/read/", {"ids": ["a"]}, format="json").status_code == 400
