@@ -11,6 +11,7 @@ from fleet.models import (
     QuotaPolicy,
     Reservation,
     ReservationEvent,
+    UserBudget,
 )
 
 
@@ -82,6 +83,12 @@ class OsAccountAdmin(admin.ModelAdmin):
     list_display = ["username", "user"]
     search_fields = ["username", "user__username", "user__email"]
     list_filter = ["user"]
+
+
+@admin.register(UserBudget)
+class UserBudgetAdmin(admin.ModelAdmin):
+    list_display = ["user", "monthly_budget"]
+    search_fields = ["user__username"]
 
 
 @admin.register(Reservation)

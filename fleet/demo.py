@@ -110,6 +110,10 @@ def demo_environment(env: dict) -> dict:
     env.setdefault("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
     # Every demo node is this machine: a multi-node DDP run meets at a rendezvous on loopback.
     env.setdefault("RUN_RENDEZVOUS_HOST", "127.0.0.1")
+    # Alerts within the demo's first minutes: carol's forgotten notebook is idle after 2 minutes, not 30.
+    env.setdefault("ALERT_IDLE_WINDOW_MIN", "2")
+    env.setdefault("ALERT_EVAL_INTERVAL_S", "15")
+    env.setdefault("SITE_URL", f"http://127.0.0.1:{env.get('PORT', '8000')}")
     env["PYTHONUNBUFFERED"] = "1"
     return env
 

@@ -12,8 +12,9 @@ from fleet.models import GPU, GPUModel, Node, OsAccount, Project
 from fleet.nodes import add_node, rotate_token
 from monitoring.agent.simulate import gpu_uuid
 
-DEMO_USERS = [("admin", True), ("alice", False), ("bob", False)]
-DEMO_PROJECTS = {"vision": ["alice", "bob"], "language": ["bob"]}
+# carol owns the simulated fleet's forgotten notebook, so its idle-process alert has an owner to tell.
+DEMO_USERS = [("admin", True), ("alice", False), ("bob", False), ("carol", False)]
+DEMO_PROJECTS = {"vision": ["alice", "bob"], "language": ["bob", "carol"]}
 
 
 def demo_password() -> str:

@@ -119,3 +119,30 @@ def broker_url(name: str, fallback: str) -> str:
     if scheme not in ("redis", "rediss", "amqp", "amqps", "pyamqp"):
         raise ImproperlyConfigured(f"{name} must be a redis:// or amqp:// URL, not {scheme or 'empty'}://")
     return url
+
+
+def env_percent(name: str, default: float) -> float:
+    """A percentage above 0 and at most 100."""
+    number = env_float(name, default=default, minimum=0.0)
+    if not 0 < number <= 100:
+        raise ImproperlyConfigured(f"{name}={number!r} must be a percentage above 0 and at most 100")
+    return number
+
+
+def env_int_list(name: str, default: list[int], minimum: int | None = None) -> list[int]:
+    """Comma-separated whole numbers, e.g. BUDGET_THRESHOLDS_PCT=50,80,100."""
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    numbers = []
+    for item in value.split(","):
+        try:
+            number = int(item.strip())
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}={value!r} must be comma-separated whole numbers") from None
+        if minimum is not None and number < minimum:
+            raise ImproperlyConfigured(f"{name}={value!r}: each number must be at least {minimum}")
+        numbers.append(number)
+    if not numbers:
+        raise ImproperlyConfigured(f"{name} is empty")
+    return sorted(set(numbers))

@@ -10,7 +10,9 @@ from fleet.env import (
     env_choice,
     env_float,
     env_int,
+    env_int_list,
     env_list,
+    env_percent,
     env_str,
     redis_url,
 )
@@ -67,6 +69,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "fleet.context_processors.navigation",
+                "monitoring.context_processors.notifications",
             ],
         },
     },
@@ -172,6 +175,32 @@ FLEET_HOUR_RETENTION_DAYS = env_int("FLEET_HOUR_RETENTION_DAYS", default=0, mini
 # Live pages (docs/fleet-view.md): browsers get at most one coalesced update per tick and server process.
 LIVE_TICK_S = env_float("LIVE_TICK_S", default=0.25, minimum=0.02)
 LIVE_OWNER_CACHE_S = env_float("LIVE_OWNER_CACHE_S", default=30.0, minimum=0.0)
+
+# Alerts, costs and budgets (docs/alerts.md).
+ALERT_EVAL_INTERVAL_S = env_float("ALERT_EVAL_INTERVAL_S", default=30.0, minimum=1.0)
+ALERT_IDLE_MIN_MEMORY_MIB = env_int("ALERT_IDLE_MIN_MEMORY_MIB", default=1024, minimum=0)
+ALERT_IDLE_MAX_UTIL_PCT = env_percent("ALERT_IDLE_MAX_UTIL_PCT", default=5.0)
+ALERT_IDLE_WINDOW_MIN = env_int("ALERT_IDLE_WINDOW_MIN", default=30, minimum=1)
+ALERT_ESCALATE_AFTER_H = env_float("ALERT_ESCALATE_AFTER_H", default=24.0, minimum=0.0)
+ALERT_HEALTH_WINDOW_S = env_int("ALERT_HEALTH_WINDOW_S", default=120, minimum=1)
+ALERT_TEMP_C = env_float("ALERT_TEMP_C", default=85.0, minimum=0.0)
+ALERT_RUN_OVERDUE_FACTOR = env_float("ALERT_RUN_OVERDUE_FACTOR", default=1.5, minimum=1.0)
+ALERT_SQUATTING_STALE_S = env_int("ALERT_SQUATTING_STALE_S", default=180, minimum=1)
+BUDGET_THRESHOLDS_PCT = env_int_list("BUDGET_THRESHOLDS_PCT", default=[50, 80, 100], minimum=1)
+RECLAIM_GRACE_S = env_int("RECLAIM_GRACE_S", default=30, minimum=1)
+SITE_URL = env_str("SITE_URL", default="http://localhost:8000")
+WEBHOOK_TIMEOUT_S = env_float("WEBHOOK_TIMEOUT_S", default=5.0, minimum=0.1)
+NOTIFY_MAX_RETRIES = env_int("NOTIFY_MAX_RETRIES", default=5, minimum=0)
+NOTIFY_RETRY_BASE_S = env_float("NOTIFY_RETRY_BASE_S", default=30.0, minimum=0.0)
+
+CELERY_BEAT_SCHEDULE |= {
+    "alerts-evaluate": {
+        "task": "monitoring.tasks.evaluate_alerts",
+        "schedule": ALERT_EVAL_INTERVAL_S,
+        "options": {"expires": ALERT_EVAL_INTERVAL_S},  # a late evaluation is superseded by the next one
+    },
+    "costs-rollup-usage": {"task": "monitoring.tasks.rollup_usage", "schedule": 60.0},
+}
 
 # Training runs (docs/runs.md).
 RUN_SCRIPT_DIRS = env_list("RUN_SCRIPT_DIRS", default=[])

@@ -182,3 +182,9 @@ class RollupProgress(models.Model):
 
     def __str__(self) -> str:
         return f"{self.table} rollup done until {self.done_until}"
+
+
+# Alerts, notifications and usage live in their own modules; importing them here registers them.
+from monitoring.alerts.models import Alert, AlertEvent, IdlePolicy, Reclaim, ReclaimExemption  # noqa: E402, F401
+from monitoring.costs.models import UsageHour  # noqa: E402, F401
+from monitoring.notify.models import Notification, NotificationPreference, Webhook  # noqa: E402, F401

@@ -1,15 +1,26 @@
-from django.urls import path
+from django.urls import include, path
 
-from fleet.views import placeholder
 from monitoring import api, prometheus
+from monitoring.alerts import views as alerts
+from monitoring.costs import views as costs
+from monitoring.notify import views as notify
 
 app_name = "monitoring"
 
 urlpatterns = [
     path("metrics", prometheus.metrics, name="metrics"),
-    path("alerts/", placeholder("Alerts", "Idle processes, squatters, health and budget alerts."), name="alerts"),
-    path("costs/", placeholder("Costs", "Spending by user, project, GPU model and month."), name="costs"),
     path("api/fleet/", api.FleetView.as_view(), name="api-fleet"),
     path("api/gpus/<str:uuid>/", api.GPUView.as_view(), name="api-gpu"),
     path("api/gpus/<str:uuid>/series/", api.GPUSeriesView.as_view(), name="api-gpu-series"),
+    path("alerts/", alerts.listing, name="alerts"),
+    path("alerts/<int:pk>/", alerts.detail, name="alert"),
+    path("alerts/<int:pk>/acknowledge/", alerts.acknowledge, name="alert_acknowledge"),
+    path("alerts/<int:pk>/snooze/", alerts.snooze, name="alert_snooze"),
+    path("alerts/settings/", notify.settings_page, name="alert_settings"),
+    path("alerts/webhooks/<int:pk>/delete/", notify.webhook_delete, name="webhook_delete"),
+    path("alerts/webhooks/<int:pk>/toggle/", notify.webhook_toggle, name="webhook_toggle"),
+    path("notifications/", notify.center, name="notifications"),
+    path("notifications/read/", notify.mark_read, name="notifications_read"),
+    path("costs/", costs.costs, name="costs"),
+    path("", include("monitoring.api_urls")),
 ]

@@ -1,5 +1,6 @@
 """Fleet models: the inventory, and the bookings and costs that hang on it."""
 
+from fleet.models.costs import UserBudget
 from fleet.models.inventory import GPU, GPUModel, Node, OsAccount, Project
 from fleet.models.reservations import CalendarFeed, DeadlineWindow, QuotaPolicy, Reservation, ReservationEvent
 
@@ -14,4 +15,5 @@ __all__ = [
     "QuotaPolicy",
     "Reservation",
     "ReservationEvent",
+    "UserBudget",
 ]

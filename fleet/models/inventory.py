@@ -112,6 +112,7 @@ class Project(models.Model):
             models.CheckConstraint(
                 condition=models.Q(monthly_budget__isnull=True) | models.Q(monthly_budget__gte=0),
                 name="project_budget_not_negative",
+                violation_error_message="A budget cannot be below zero.",
             )
         ]
 

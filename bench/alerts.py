@@ -1,0 +1,275 @@
+"""How long one evaluation of every alert rule takes for 1,000 GPUs with an hour of telemetry.
+
+    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/fleet_alerts_bench REDIS_URL=… SECRET_KEY=dev \\
+        python bench/alerts.py [--gpus 1000] [--interval 1] [--repeats 5]
+
+The database named in DATABASE_URL is dropped and made again (its name must end in "_bench"). The
+script migrates it, adds GPUs on 8-GPU nodes and writes an hour of 1 Hz samples for each through
+server-side INSERT … SELECT: a tenth of the GPUs hold a forgotten process at 0 %, one in fifty trains
+hot with thermal throttling, a tenth are empty and the rest train with a short dip every minute. It
+then runs the telemetry beat task's minute rollup, so the rules read what they read in production.
+
+Measured: the first evaluation (it opens the alerts), then steady-state evaluations; the baseline
+in the same run is the same idle and health verdicts computed the naive way, with a handful of
+queries per GPU. Both must agree on which processes are idle. The usage rollup (a beat task every
+minute) is timed too.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
+
+WINDOW = timedelta(minutes=30)
+USERS = 20
+
+
+def recreate_database() -> None:
+    url = urlsplit(os.environ["DATABASE_URL"])
+    name = url.path.lstrip("/")
+    if not name.endswith("_bench"):
+        sys.exit(f"refusing to drop {name!r}: point DATABASE_URL at a scratch database whose name ends in _bench")
+    admin = url._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def setup_django() -> None:
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+
+
+def role_of(index: int) -> str:
+    if index % 10 == 0:
+        return "forgotten"
+    if index % 10 == 1:
+        return "empty"
+    if index % 50 == 2:
+        return "hot"
+    return "training"
+
+
+def make_fleet(gpus: int) -> dict[int, str]:
+    from django.contrib.auth import get_user_model
+
+    from fleet.models import GPU, GPUModel, Node, OsAccount, Project
+
+    model = GPUModel.objects.get(name="A100 80GB")
+    project = Project.objects.create(name="bench", monthly_budget=100_000)
+    for u in range(USERS):
+        user = get_user_model().objects.create_user(f"user{u:02d}", f"user{u:02d}@example.org")
+        OsAccount.objects.create(username=f"os{u:02d}", user=user)
+        project.members.add(user)
+    nodes = Node.objects.bulk_create(Node(hostname=f"bench-{n:03d}") for n in range((gpus + 7) // 8))
+    rows = GPU.objects.bulk_create(
+        GPU(node=nodes[i // 8], index=i % 8, uuid=f"GPU-bench-{i:05d}", model=model) for i in range(gpus)
+    )
+    return {gpu.id: role_of(i) for i, gpu in enumerate(rows)}
+
+
+SAMPLES_SQL = """
+INSERT INTO monitoring_gpusample (gpu_id, ts, util_gpu, util_mem, mem_used_mib, temp_c, power_w,
+    sm_clock_mhz, mem_clock_mhz, fan_pct, pcie_tx_kib_s, pcie_rx_kib_s, ecc_volatile, clocks_event_reasons)
+SELECT r.gpu_id, to_timestamp(t),
+       CASE WHEN r.role IN ('forgotten', 'empty') THEN 0 WHEN t %% 60 < 5 THEN 3 ELSE 92 END,
+       30, CASE WHEN r.role = 'empty' THEN 4 ELSE 60000 END,
+       CASE WHEN r.role = 'hot' THEN 88 ELSE 60 END, 300, 1410, 1593, NULL, 1000, 50000, 0,
+       CASE WHEN r.role = 'hot' THEN 32 ELSE 0 END
+FROM bench_roles r, generate_series(%(start)s::bigint, %(end)s::bigint - 1, %(step)s) AS t
+"""
+
+PROCESSES_SQL = """
+INSERT INTO monitoring_processsample (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at)
+SELECT r.gpu_id, to_timestamp(t), 10000 + r.gpu_id, 'os' || lpad((r.gpu_id %% 20)::text, 2, '0'), 'python',
+       'python train.py', 59000,
+       CASE WHEN r.role = 'forgotten' THEN 0 WHEN t %% 60 < 5 THEN 3 ELSE 92 END, to_timestamp(%(started)s)
+FROM bench_roles r, generate_series(%(start)s::bigint, %(end)s::bigint - 1, %(step)s) AS t
+WHERE r.role <> 'empty'
+"""
+
+
+def write_telemetry(roles: dict[int, str], now: datetime, interval: int) -> float:
+    from django.db import connection, transaction
+
+    from fleet.models import GPU
+    from monitoring.storage import partitions, rollups
+
+    begin = time.perf_counter()
+    start = now - timedelta(hours=1)
+    partitions.create_missing({start.date(), now.date()})
+    params = {"start": int(start.timestamp()), "end": int(now.timestamp()), "step": interval}
+    params["started"] = int((start - timedelta(days=2)).timestamp())
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("CREATE TEMP TABLE bench_roles (gpu_id bigint, role text) ON COMMIT DROP")
+        cursor.executemany("INSERT INTO bench_roles VALUES (%s, %s)", list(roles.items()))
+        cursor.execute(SAMPLES_SQL, params)
+        cursor.execute(PROCESSES_SQL, params)
+    last = datetime.fromtimestamp(params["end"] - interval, tz=UTC)
+    gpus = list(GPU.objects.all())
+    for gpu in gpus:
+        latest_state(gpu, roles[gpu.id], last, params["started"])
+    GPU.objects.bulk_update(
+        gpus,
+        ["last_sample_at", "util_gpu", "temp_c", "clocks_event_reasons", "ecc_volatile", "mem_used_mib", "processes"],
+        batch_size=500,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    for _ in range(20):  # a first run starts at the retention horizon and does a few hours at a time
+        rollups.rollup_minutes(now)
+    return time.perf_counter() - begin
+
+
+def latest_state(gpu, role: str, last: datetime, started: int) -> None:
+    gpu.last_sample_at, gpu.ecc_volatile = last, 0
+    gpu.util_gpu = 0 if role in ("forgotten", "empty") else 92
+    gpu.temp_c = 88 if role == "hot" else 60
+    gpu.clocks_event_reasons = 32 if role == "hot" else 0
+    gpu.mem_used_mib = 4 if role == "empty" else 60000
+    gpu.processes = (
+        []
+        if role == "empty"
+        else [
+            {
+                "pid": 10000 + gpu.id,
+                "user": f"os{gpu.id % USERS:02d}",
+                "name": "python",
+                "cmdline": "python train.py",
+                "mem_used_mib": 59000,
+                "sm_util": gpu.util_gpu,
+                "started_at": started,
+            }
+        ]
+    )
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def naive_verdicts(now: datetime) -> set[str]:
+    """The baseline: idle and health verdicts with queries per GPU and per process, as a first version would."""
+    from django.db.models import Count, Max, Min
+
+    from fleet.models import GPU, OsAccount
+    from monitoring.alerts.policies import PolicyBook
+    from monitoring.alerts.windows import ceil_minute, floor_minute
+    from monitoring.models import GPUMinute, GPUSample
+
+    idle = set()
+    book = PolicyBook()
+    start = now - WINDOW
+    m0, m1 = ceil_minute(start), floor_minute(now)
+    for gpu in GPU.objects.select_related("node"):
+        GPUSample.objects.filter(gpu=gpu, ts__gte=now - timedelta(minutes=2), ts__lt=now).aggregate(
+            Min("temp_c"), Max("temp_c"), Max("clocks_event_reasons")
+        )
+        for process in gpu.processes:
+            account = OsAccount.objects.filter(username=process["user"]).select_related("user").first()
+            project = account.user.projects.order_by("id").first() if account else None
+            limits = book.for_project(project.id if project else None)
+            if process["mem_used_mib"] < limits.min_memory_mib:
+                continue
+            rolled = GPUMinute.objects.filter(gpu=gpu, bucket__gte=m0, bucket__lt=m1).aggregate(
+                peak=Max("util_gpu_max"), n=Count("bucket"), last=Max("bucket")
+            )
+            tail_from = rolled["last"] + timedelta(minutes=1) if rolled["last"] else m0
+            head = GPUSample.objects.filter(gpu=gpu, ts__gte=start, ts__lt=m0).aggregate(peak=Max("util_gpu"))
+            tail = GPUSample.objects.filter(gpu=gpu, ts__gte=tail_from, ts__lt=now).aggregate(peak=Max("util_gpu"))
+            peaks = [p for p in (rolled["peak"], head["peak"], tail["peak"]) if p is not None]
+            if peaks and max(peaks) < limits.max_util_pct and rolled["n"] >= (m1 - m0) / timedelta(minutes=1) - 2:
+                idle.add(f"idle_process:{gpu.uuid}:{process['pid']}:{int(process['started_at'])}")
+    return idle
+
+
+def timed(function, *args):
+    began = time.perf_counter()
+    result = function(*args)
+    return time.perf_counter() - began, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--gpus", type=int, default=1000)
+    parser.add_argument("--interval", type=int, default=1, help="seconds between samples (agents default to 1)")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+
+    recreate_database()
+    setup_django()
+    from django.conf import settings
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from fleet.choices import AlertKind
+    from monitoring.alerts import engine
+    from monitoring.alerts.models import Alert
+    from monitoring.alerts.rules.health import HealthRule
+    from monitoring.alerts.rules.idle import IdleProcessRule
+    from monitoring.costs.rollup import rollup_usage
+
+    settings.AGENT_INTERVAL_S = float(args.interval)
+    now = datetime.now(UTC).replace(microsecond=0)
+    roles = make_fleet(args.gpus)
+    seconds = write_telemetry(roles, now, args.interval)
+    samples = args.gpus * 3600 // args.interval
+    print(
+        f"fleet: {args.gpus} GPUs, {samples:,} GPU samples and as many process samples for the last hour "
+        f"({seconds:.0f} s to write)"
+    )
+
+    first, summary = timed(engine.evaluate, now)
+    steady = [timed(engine.evaluate, now + timedelta(seconds=i + 1))[0] for i in range(args.repeats)]
+
+    def set_based():
+        idle = IdleProcessRule().evaluate(now, [])
+        HealthRule().evaluate(now, [])
+        return {f.key for f in idle.findings}
+
+    rules = [timed(set_based)[0] for _ in range(args.repeats)]
+    naive = [timed(naive_verdicts, now)[0] for _ in range(max(1, args.repeats // 2))]
+    idle_set, naive_idle = set_based(), naive_verdicts(now)
+    with CaptureQueriesContext(connection) as evaluate_queries:
+        engine.evaluate(now + timedelta(seconds=30))
+    with CaptureQueriesContext(connection) as rules_queries:
+        set_based()
+    with CaptureQueriesContext(connection) as naive_queries:
+        naive_verdicts(now)
+    usage_s, usage_rows = timed(rollup_usage, now)
+
+    opened = Counter(Alert.objects.values_list("kind", flat=True))
+    print(
+        f"first evaluation: {first * 1000:.0f} ms, opened {len(summary.opened)} alerts "
+        f"({opened[AlertKind.IDLE_PROCESS]} idle, {opened[AlertKind.GPU_THROTTLING]} throttling, "
+        f"{opened[AlertKind.GPU_TEMPERATURE]} temperature)"
+    )
+    print(
+        f"steady evaluation (all rules, {args.repeats} runs): median {ms(statistics.median(steady))}, "
+        f"max {ms(max(steady))}, {len(evaluate_queries)} queries"
+    )
+    rules_s, naive_s = statistics.median(rules), statistics.median(naive)
+    print(f"idle + health verdicts, set-based: median {ms(rules_s)} in {len(rules_queries)} queries")
+    print(
+        f"idle + health verdicts, naive per-GPU baseline: median {ms(naive_s)} in {len(naive_queries)} queries "
+        f"({naive_s / rules_s:.1f}x slower)"
+    )
+    print(f"both find the same {len(idle_set)} idle processes: {idle_set == naive_idle}")
+    print(f"usage rollup of the last 2 hours: {usage_s * 1000:.0f} ms ({usage_rows} rows)")
+
+
+if __name__ == "__main__":
+    main()

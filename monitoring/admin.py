@@ -1,0 +1,5 @@
+"""Admin of the monitoring app: each area registers its own models."""
+
+import monitoring.alerts.admin  # noqa: F401
+import monitoring.costs.admin  # noqa: F401
+import monitoring.notify.admin  # noqa: F401

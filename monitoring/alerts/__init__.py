@@ -1,0 +1,1 @@
+"""Alert rules over the fleet's telemetry, the alert lifecycle, and reclaiming idle GPUs."""

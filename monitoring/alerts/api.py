@@ -1,0 +1,124 @@
+"""/api/alerts/ (list, detail, acknowledge, snooze), /api/idle-policies/ and /api/budgets/users/."""
+
+from datetime import timedelta
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import permissions, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.response import Response
+
+from fleet.choices import AlertKind, AlertStatus
+from fleet.models import UserBudget
+from monitoring.alerts import lifecycle
+from monitoring.alerts.access import can_act, mine, visible_alerts
+from monitoring.alerts.models import Alert, IdlePolicy
+from monitoring.alerts.serializers import (
+    AlertDetailSerializer,
+    AlertSerializer,
+    IdlePolicySerializer,
+    SnoozeSerializer,
+    UserBudgetSerializer,
+)
+
+
+class StaffWritesOthersRead(permissions.BasePermission):
+    """Anyone logged in reads; only admins change."""
+
+    def has_permission(self, request, view) -> bool:
+        return request.method in permissions.SAFE_METHODS or bool(request.user and request.user.is_staff)
+
+
+class Page(LimitOffsetPagination):
+    default_limit = 100
+    max_limit = 1000
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("status", str, enum=["open", "resolved"], description="Open (default) or resolved."),
+        OpenApiParameter("scope", str, enum=["mine", "all"], description="All is for admins; default mine."),
+        OpenApiParameter("kind", str, enum=AlertKind.values),
+    ]
+)
+class AlertViewSet(viewsets.ReadOnlyModelViewSet):
+    """Alerts a researcher owns (or their projects'); admins see all. Newest first, 100 a page."""
+
+    serializer_class = AlertSerializer
+    pagination_class = Page
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema generator has no user
+            return Alert.objects.none()
+        user, params = self.request.user, self.request.query_params
+        alerts = visible_alerts(user).order_by("-opened_at")
+        if params.get("scope") != "all" or not user.is_staff:
+            alerts = alerts.filter(mine(user))
+        if self.action == "list":
+            status = params.get("status", "open")
+            if status not in ("open", "resolved"):
+                raise ValidationError({"status": 'Use "open" or "resolved".'})
+            alerts = (
+                alerts.filter(status=AlertStatus.RESOLVED)
+                if status == "resolved"
+                else alerts.exclude(status=AlertStatus.RESOLVED)
+            )
+            if params.get("kind"):
+                if params["kind"] not in AlertKind.values:
+                    raise ValidationError({"kind": f"Use one of {', '.join(AlertKind.values)}."})
+                alerts = alerts.filter(kind=params["kind"])
+        return alerts
+
+    def get_serializer_class(self):
+        return AlertDetailSerializer if self.action != "list" else AlertSerializer
+
+    def actionable(self):
+        alert = visible_alerts(self.request.user).filter(pk=self.kwargs["pk"]).first()
+        if alert is None:
+            from django.http import Http404
+
+            raise Http404
+        if not can_act(self.request.user, alert):
+            raise PermissionDenied("Only the alert's owner or an admin can do that.")
+        return alert
+
+    @extend_schema(request=None, responses=AlertDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def acknowledge(self, request, pk=None):
+        alert = self.actionable()
+        try:
+            lifecycle.acknowledge(alert, request.user)
+        except lifecycle.AlertActionError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        alert.refresh_from_db()
+        return Response(AlertDetailSerializer(alert).data)
+
+    @extend_schema(request=SnoozeSerializer, responses=AlertDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def snooze(self, request, pk=None):
+        alert = self.actionable()
+        body = SnoozeSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            lifecycle.snooze(alert, request.user, timedelta(minutes=body.validated_data["minutes"]))
+        except lifecycle.AlertActionError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        alert.refresh_from_db()
+        return Response(AlertDetailSerializer(alert).data)
+
+
+class IdlePolicyViewSet(viewsets.ModelViewSet):
+    """Per-project idle thresholds and reclaim opt-in; empty fields use the fleet defaults."""
+
+    serializer_class = IdlePolicySerializer
+    permission_classes = [permissions.IsAuthenticated, StaffWritesOthersRead]
+    queryset = IdlePolicy.objects.select_related("project").order_by("project__name")
+
+
+class UserBudgetViewSet(viewsets.ModelViewSet):
+    """Monthly budgets of researchers (admins only)."""
+
+    serializer_class = UserBudgetSerializer
+    permission_classes = [permissions.IsAdminUser]
+    queryset = UserBudget.objects.select_related("user").order_by("user__username")

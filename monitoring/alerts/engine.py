@@ -1,0 +1,96 @@
+"""One evaluation of every rule: open new alerts, note the ones still true, resolve the cleared, escalate the old."""
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from fleet.choices import AlertKind, AlertStatus
+from monitoring.alerts import lifecycle, stages
+from monitoring.alerts.findings import RuleResult
+from monitoring.alerts.models import Alert
+from monitoring.alerts.rules.bookings import BookingIdleRule, BookingNoticeRule, SquattingRule
+from monitoring.alerts.rules.budget import BudgetRule
+from monitoring.alerts.rules.health import HealthRule
+from monitoring.alerts.rules.idle import IdleProcessRule
+from monitoring.alerts.rules.runs import RunOverdueRule
+
+RULES = [
+    IdleProcessRule(),
+    BookingIdleRule(),
+    SquattingRule(),
+    BookingNoticeRule(),
+    RunOverdueRule(),
+    HealthRule(),
+    BudgetRule(),
+]
+# Alerts about a person's own use go to admins when they stay open this long.
+ESCALATING = {AlertKind.IDLE_PROCESS, AlertKind.BOOKING_IDLE, AlertKind.SQUATTING, AlertKind.RUN_OVERDUE}
+LOCK_ID = 0x6A1E27  # one evaluation at a time across workers (pg advisory lock)
+
+
+@dataclass
+class Summary:
+    """What one evaluation did."""
+
+    opened: list[str] = field(default_factory=list)
+    resolved: list[str] = field(default_factory=list)
+    escalated: list[str] = field(default_factory=list)
+    still_open: int = 0
+    skipped: bool = False
+
+
+def evaluate(now: datetime | None = None) -> Summary:
+    """Evaluate every rule once; a concurrent evaluation makes this one skip."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        if not try_lock():
+            return Summary(skipped=True)
+        open_alerts = list(Alert.objects.exclude(status=AlertStatus.RESOLVED))
+        summary = Summary()
+        for rule in RULES:
+            mine = [a for a in open_alerts if a.kind in kinds_of(rule)]
+            apply(rule.evaluate(now, mine), mine, now, summary)
+        summary.escalated = escalate(now)
+        summary.still_open = Alert.objects.exclude(status=AlertStatus.RESOLVED).count()
+    return summary
+
+
+def kinds_of(rule) -> set:
+    return set(getattr(rule, "kinds", [rule.kind]))
+
+
+def try_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [LOCK_ID])
+        return cursor.fetchone()[0]
+
+
+def apply(result: RuleResult, open_alerts: list[Alert], now: datetime, summary: Summary) -> None:
+    by_key = {a.key: a for a in open_alerts}
+    new = {f.key: f for f in result.findings if f.key not in by_key}
+    opened = lifecycle.open_alerts(list(new.values()), now)
+    firing = [by_key[f.key] for f in result.findings if f.key in by_key]
+    Alert.objects.filter(pk__in=[a.pk for a in firing]).update(last_seen_at=now)
+    # A notice opens and resolves in one pass: it is news, not a lasting condition.
+    cleared = [by_key[key] for key in result.resolved if key in by_key] + [
+        a for a in opened if a.key in result.resolved
+    ]
+    lifecycle.resolve_alerts(cleared, result.resolved, now)
+    stages.advance([a for a in firing if a.kind == AlertKind.IDLE_PROCESS], now)
+    summary.opened += list(new)
+    summary.resolved += [a.key for a in cleared]
+
+
+def escalate(now: datetime) -> list[str]:
+    cutoff = now - timedelta(hours=settings.ALERT_ESCALATE_AFTER_H)
+    due = list(
+        Alert.objects.exclude(status=AlertStatus.RESOLVED).filter(
+            kind__in=ESCALATING, escalated_at__isnull=True, opened_at__lte=cutoff
+        )
+    )
+    hours = f"{settings.ALERT_ESCALATE_AFTER_H:g}"
+    lifecycle.escalate_alerts(due, f"Still open after {hours} h: escalated to the admins.", now)
+    return [a.key for a in due]

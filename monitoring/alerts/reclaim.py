@@ -1,0 +1,95 @@
+"""On the node worker: end one idle process, but only if its pid still names the same process."""
+
+import time
+
+import psutil
+from django.db import transaction
+from django.utils import timezone
+
+from fleet.choices import AlertEventKind, ReclaimStatus
+from monitoring.alerts.models import AlertEvent, Reclaim
+
+START_TIME_TOLERANCE_S = 2.0
+POLL_S = 0.1
+
+
+def end_process(reclaim_pk: int) -> str:
+    """Signal the process of one reclaim (SIGTERM, then SIGKILL after its grace period); record how it went."""
+    if not Reclaim.objects.filter(pk=reclaim_pk, status=ReclaimStatus.REQUESTED, signalled_at=None).update(
+        signalled_at=timezone.now()
+    ):
+        return "claimed elsewhere"
+    reclaim = Reclaim.objects.select_related("alert").get(pk=reclaim_pk)
+    try:
+        status, error = signal_process(reclaim)
+    except Exception as exc:  # whatever happens, the reclaim row says how it ended
+        status, error = ReclaimStatus.FAILED, f"{type(exc).__name__}: {exc}"
+    record(reclaim, status, error)
+    return status
+
+
+def signal_process(reclaim: Reclaim) -> tuple[str, str]:
+    try:
+        process = psutil.Process(reclaim.pid)
+        mismatch = why_not_the_same(process, reclaim)
+        if mismatch:
+            return ReclaimStatus.MISMATCH, mismatch
+        process.terminate()
+        if wait_gone(process, reclaim.grace_s):
+            return ReclaimStatus.TERMINATED, ""
+        process.kill()
+        if wait_gone(process, 10):
+            return ReclaimStatus.KILLED, ""
+        return ReclaimStatus.FAILED, f"pid {reclaim.pid} survived SIGKILL"
+    except psutil.NoSuchProcess:
+        return ReclaimStatus.GONE, f"No process with pid {reclaim.pid} was running."
+    except psutil.AccessDenied:
+        return ReclaimStatus.FAILED, f"The node worker may not signal pid {reclaim.pid} ({reclaim.os_user})."
+
+
+def why_not_the_same(process: psutil.Process, reclaim: Reclaim) -> str:
+    """Why this pid is not (provably) the idle process any more; empty when it is."""
+    if reclaim.process_started_at is None and not reclaim.cmdline:
+        return "Neither a start time nor a command line was reported; the process cannot be identified."
+    if reclaim.process_started_at is not None:
+        drift = abs(process.create_time() - reclaim.process_started_at.timestamp())
+        if drift > START_TIME_TOLERANCE_S:
+            return f"pid {reclaim.pid} now belongs to a process started {drift:.0f} s apart from the idle one."
+    if reclaim.cmdline and " ".join(process.cmdline()).split() != reclaim.cmdline.split():
+        return f"pid {reclaim.pid} now runs {' '.join(process.cmdline())!r}, not {reclaim.cmdline!r}."
+    if reclaim.os_user and process.username() != reclaim.os_user:
+        return f"pid {reclaim.pid} belongs to {process.username()}, not {reclaim.os_user}."
+    return ""
+
+
+def wait_gone(process: psutil.Process, timeout_s: float) -> bool:
+    """True once the process has ended (a zombie waiting for its parent counts as ended)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(POLL_S)
+    return False
+
+
+def record(reclaim: Reclaim, status: str, error: str) -> None:
+    from monitoring.notify.dispatch import dispatch_after_commit
+
+    ended = status in (ReclaimStatus.TERMINATED, ReclaimStatus.KILLED)
+    with transaction.atomic():
+        reclaim.status, reclaim.error, reclaim.finished_at = status, error, timezone.now()
+        reclaim.save(update_fields=["status", "error", "finished_at"])
+        how = "SIGTERM" if status == ReclaimStatus.TERMINATED else "SIGKILL"
+        what = f"pid {reclaim.pid} ({reclaim.cmdline or 'no command line'}) of {reclaim.os_user or 'an unknown user'}"
+        reason = f"{what} ended by {how}." if ended else f"{what} was not ended: {error}"
+        evt = AlertEvent.objects.create(
+            alert=reclaim.alert,
+            kind=AlertEventKind.RECLAIMED if ended else AlertEventKind.RECLAIM_FAILED,
+            old_status=reclaim.alert.status,
+            new_status=reclaim.alert.status,
+            reason=reason,
+        )
+        dispatch_after_commit(evt.pk)

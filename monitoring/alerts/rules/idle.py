@@ -1,0 +1,206 @@
+"""Idle processes: a process holding at least X MiB while its GPU (or its own SM share) stays under Y % for T minutes.
+
+Everything is measured over the window (rolled-up minutes plus raw samples), never read off one snapshot,
+so a data-loader stall shorter than T raises nothing.
+"""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Q
+
+from fleet.choices import AlertKind, AlertSeverity
+from fleet.models import GPU
+from fleet.owners import owners_by_os_username
+from monitoring.alerts.attribution import Attribution
+from monitoring.alerts.findings import Finding, RuleResult
+from monitoring.alerts.models import Alert
+from monitoring.alerts.policies import PolicyBook, Thresholds
+from monitoring.alerts.windows import WindowStats, gpu_util_windows, process_sm_windows, seen_at
+
+KIND = AlertKind.IDLE_PROCESS
+MOMENT = timedelta(seconds=1)
+
+
+@dataclass
+class Candidate:
+    """A process in a GPU's latest state, with its owner and the thresholds that apply to it."""
+
+    gpu: GPU
+    process: dict
+    owner_id: int | None
+    project_id: int | None
+    limits: Thresholds
+    run_id: int | None = None
+
+    @property
+    def pid(self) -> int:
+        return int(self.process["pid"])
+
+    @property
+    def started_at(self) -> datetime | None:
+        started = self.process.get("started_at")
+        return None if started is None else datetime.fromtimestamp(float(started), tz=UTC)
+
+    @property
+    def key(self) -> str:
+        started = self.process.get("started_at")
+        return f"{KIND}:{self.gpu.uuid}:{self.pid}:{'na' if started is None else int(float(started))}"
+
+    @property
+    def holds_memory(self) -> bool:
+        memory = self.process.get("mem_used_mib")
+        return memory is not None and memory >= self.limits.min_memory_mib
+
+
+def stale_after() -> timedelta:
+    """A GPU whose latest sample is older than this says nothing about now."""
+    return timedelta(seconds=max(60.0, 5 * settings.AGENT_INTERVAL_S))
+
+
+def load_gpus(open_alerts: list[Alert]) -> list[GPU]:
+    open_gpu_ids = {a.gpu_id for a in open_alerts if a.gpu_id}
+    return list(GPU.objects.filter(~Q(processes=[]) | Q(id__in=open_gpu_ids)).select_related("node"))
+
+
+def candidates_of(gpus: list[GPU], now: datetime) -> list[Candidate]:
+    fresh = [g for g in gpus if g.last_sample_at and g.last_sample_at >= now - stale_after()]
+    processes = [(gpu, p) for gpu in fresh for p in gpu.processes or [] if p.get("pid") is not None]
+    owners = owners_by_os_username({p.get("user") or "" for _, p in processes})
+    uses = Attribution({g.id for g, _ in processes}, {u.id for u in owners.values()}, now - MOMENT, now)
+    book = PolicyBook()
+    found = []
+    for gpu, process in processes:
+        owner = owners.get(process.get("user") or "")
+        owner_id = owner.id if owner else None
+        project_id, run_id = uses.of(gpu.id, owner_id, now - MOMENT, now)
+        found.append(Candidate(gpu, process, owner_id, project_id, book.for_project(project_id), run_id))
+    return found
+
+
+class IdleProcessRule:
+    """Finds idle processes and resolves their alerts when they work again, let go of memory, or exit."""
+
+    kind = KIND
+
+    def evaluate(self, now: datetime, open_alerts: list[Alert]) -> RuleResult:
+        gpus = load_gpus(open_alerts)
+        candidates = candidates_of(gpus, now)
+        verdicts = judge(candidates, now)
+        result = RuleResult()
+        for candidate in candidates:
+            if candidate.holds_memory and verdicts.get(candidate.key) is not None:
+                stats, basis = verdicts[candidate.key]
+                result.findings.append(finding(candidate, stats, basis, now))
+        result.resolved = resolutions(open_alerts, gpus, candidates, verdicts, now)
+        return result
+
+
+def judge(candidates: list[Candidate], now: datetime) -> dict[str, tuple[WindowStats, str] | None]:
+    """For each process holding memory: (stats, basis) when idle over its window, None when busy.
+
+    Processes whose window is not fully measured get no verdict at all.
+    """
+    holding = [c for c in candidates if c.holds_memory]
+    verdicts: dict = {}
+    for minutes in {c.limits.window_minutes for c in holding}:
+        group = [c for c in holding if c.limits.window_minutes == minutes]
+        verdicts.update(judge_window(group, now - timedelta(minutes=minutes), now))
+    return verdicts
+
+
+def judge_window(group: list[Candidate], start: datetime, now: datetime) -> dict:
+    gpu_stats = gpu_util_windows(sorted({c.gpu.id for c in group}), start, now)
+    # Only a GPU shared by several processes needs each one's own SM share: alone, a process is its GPU's load.
+    shared = [c for c in group if busy_gpu(c, gpu_stats) and c.process.get("sm_util") is not None and shares(c)]
+    process_stats = process_sm_windows([(c.gpu.id, c.pid) for c in shared], start, now)
+    unknown_start = [(c.gpu.id, c.pid) for c in group if c.started_at is None]
+    seen = seen_at(unknown_start, start)
+    verdicts: dict = {}
+    for c in group:
+        stats = gpu_stats.get(c.gpu.id)
+        if stats is None or not stats.covered:
+            continue
+        if stats.peak is not None and stats.peak < c.limits.max_util_pct:
+            verdict = (stats, "gpu")
+        elif (c.gpu.id, c.pid) in process_stats:
+            own = process_stats[(c.gpu.id, c.pid)]
+            if not own.covered:
+                continue
+            verdict = (own, "process") if own.peak is not None and own.peak < c.limits.max_util_pct else None
+        else:
+            verdict = None
+        present = c.started_at <= start if c.started_at else (c.gpu.id, c.pid) in seen
+        if verdict is not None and not present:
+            continue
+        verdicts[c.key] = verdict
+    return verdicts
+
+
+def shares(candidate: Candidate) -> bool:
+    return len(candidate.gpu.processes or []) > 1
+
+
+def busy_gpu(candidate: Candidate, gpu_stats: dict[int, WindowStats]) -> bool:
+    stats = gpu_stats.get(candidate.gpu.id)
+    return stats is not None and stats.peak is not None and stats.peak >= candidate.limits.max_util_pct
+
+
+def finding(c: Candidate, stats: WindowStats, basis: str, now: datetime) -> Finding:
+    p, gpu, limits = c.process, c.gpu, c.limits
+    where = f"{gpu.node.hostname} GPU {gpu.index}"
+    memory = p.get("mem_used_mib") or 0
+    name = p.get("name") or "process"
+    what = "the GPU" if basis == "gpu" else "its own SM share"
+    message = (
+        f"{p.get('user') or 'an unknown user'}'s {name} (pid {c.pid}) holds {memory / 1024:.1f} GiB on {where} "
+        f"while {what} stayed under {limits.max_util_pct:g} % for {limits.window_minutes} min "
+        f"(peak {stats.peak:g} %)."
+    )
+    return Finding(
+        key=c.key,
+        kind=KIND,
+        severity=AlertSeverity.WARNING,
+        title=f"Idle {name} (pid {c.pid}) on {where}",
+        message=message,
+        owner_id=c.owner_id,
+        project_id=c.project_id,
+        node_id=gpu.node_id,
+        gpu_id=gpu.id,
+        details={
+            "gpu": gpu.uuid,
+            "node": gpu.node.hostname,
+            "index": gpu.index,
+            "pid": c.pid,
+            "os_user": p.get("user") or "",
+            "name": name,
+            "cmdline": p.get("cmdline") or "",
+            "mem_used_mib": memory,
+            "started_at": p.get("started_at"),
+            "basis": basis,
+            "peak_util_pct": stats.peak,
+            "max_util_pct": limits.max_util_pct,
+            "min_memory_mib": limits.min_memory_mib,
+            "window_minutes": limits.window_minutes,
+            "idle_since": (now - timedelta(minutes=limits.window_minutes)).isoformat(),
+            "run_id": c.run_id,
+        },
+    )
+
+
+def resolutions(open_alerts, gpus, candidates, verdicts, now) -> dict[str, str]:
+    """Reasons to resolve open idle alerts, only where the latest telemetry shows it."""
+    fresh = {g.id for g in gpus if g.last_sample_at and g.last_sample_at >= now - stale_after()}
+    by_key = {c.key: c for c in candidates}
+    reasons = {}
+    for alert in open_alerts:
+        candidate = by_key.get(alert.key)
+        if candidate is None:
+            if alert.gpu_id in fresh:
+                reasons[alert.key] = "The process exited."
+        elif not candidate.holds_memory:
+            reasons[alert.key] = "The process released its GPU memory."
+        elif alert.key in verdicts and verdicts[alert.key] is None:
+            reasons[alert.key] = "The process is working again."
+    return reasons

@@ -1,0 +1,96 @@
+"""JSON of alerts, their history, idle-process policies and budgets."""
+
+from django.urls import reverse
+from rest_framework import serializers
+
+from fleet.models import UserBudget
+from monitoring.alerts.models import Alert, AlertEvent, IdlePolicy
+
+
+class AlertEventSerializer(serializers.ModelSerializer):
+    actor = serializers.StringRelatedField()
+
+    class Meta:
+        model = AlertEvent
+        fields = ["id", "kind", "old_status", "new_status", "reason", "actor", "created"]
+
+
+class AlertSerializer(serializers.ModelSerializer):
+    owner = serializers.StringRelatedField()
+    project = serializers.StringRelatedField()
+    node = serializers.StringRelatedField()
+    gpu = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
+    acknowledged_by = serializers.StringRelatedField()
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Alert
+        fields = [
+            "id",
+            "kind",
+            "severity",
+            "status",
+            "title",
+            "message",
+            "owner",
+            "project",
+            "node",
+            "gpu",
+            "details",
+            "opened_at",
+            "last_seen_at",
+            "stage",
+            "escalated_at",
+            "acknowledged_at",
+            "acknowledged_by",
+            "snoozed_until",
+            "resolved_at",
+            "resolution",
+            "url",
+        ]
+
+    def get_url(self, obj: Alert) -> str:
+        return reverse("monitoring:alert", args=[obj.pk])
+
+
+class AlertDetailSerializer(AlertSerializer):
+    events = AlertEventSerializer(many=True, read_only=True)
+
+    class Meta(AlertSerializer.Meta):
+        fields = [*AlertSerializer.Meta.fields, "events"]
+
+
+class SnoozeSerializer(serializers.Serializer):
+    minutes = serializers.IntegerField(
+        min_value=1, max_value=7 * 24 * 60, help_text="How long to silence emails and webhooks (1 minute to 7 days)."
+    )
+
+
+class IdlePolicySerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="name", queryset=IdlePolicy.project.field.related_model.objects)
+
+    class Meta:
+        model = IdlePolicy
+        fields = ["id", "project", "min_memory_mib", "max_util_pct", "window_minutes", "reclaim", "reclaim_grace_s"]
+        extra_kwargs = {
+            "min_memory_mib": {"error_messages": {"min_value": "Memory cannot be negative."}},
+            "max_util_pct": {
+                "error_messages": {
+                    "min_value": "The utilization threshold must be above 0 %%.",
+                    "max_value": "The utilization threshold cannot exceed 100 %%.",
+                }
+            },
+            "window_minutes": {"error_messages": {"min_value": "The window must be at least one minute."}},
+            "reclaim_grace_s": {"error_messages": {"min_value": "The grace period must be at least one second."}},
+        }
+
+
+class UserBudgetSerializer(serializers.ModelSerializer):
+    user = serializers.SlugRelatedField(
+        slug_field="username", queryset=UserBudget.user.field.related_model.objects.all()
+    )
+
+    class Meta:
+        model = UserBudget
+        fields = ["id", "user", "monthly_budget"]
+        extra_kwargs = {"monthly_budget": {"error_messages": {"min_value": "A budget cannot be below zero."}}}

@@ -1,0 +1,99 @@
+"""Alert pages: open and resolved, mine and (for admins) all; one alert with its history; acknowledge and snooze."""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from fleet.choices import AlertKind, AlertStatus
+from monitoring.alerts import lifecycle
+from monitoring.alerts.access import can_act, mine, visible_alerts
+from monitoring.alerts.forms import SnoozeForm
+
+
+def listing(request):
+    state = request.GET.get("state") if request.GET.get("state") in ("open", "resolved") else "open"
+    scope = "all" if request.GET.get("scope") == "all" and request.user.is_staff else "mine"
+    kind = request.GET.get("kind") if request.GET.get("kind") in AlertKind.values else ""
+    alerts = visible_alerts(request.user)
+    if scope == "mine":
+        alerts = alerts.filter(mine(request.user))
+    if kind:
+        alerts = alerts.filter(kind=kind)
+    counts = {
+        "open": alerts.exclude(status=AlertStatus.RESOLVED).count(),
+        "resolved": alerts.filter(status=AlertStatus.RESOLVED).count(),
+    }
+    if state == "open":
+        alerts = alerts.exclude(status=AlertStatus.RESOLVED).order_by("-opened_at")
+    else:
+        alerts = alerts.filter(status=AlertStatus.RESOLVED).order_by("-resolved_at")
+    page = Paginator(alerts, 50).get_page(request.GET.get("page"))
+    context = {
+        "page": page,
+        "state": state,
+        "scope": scope,
+        "kind": kind,
+        "kinds": AlertKind.choices,
+        "counts": counts,
+        "eval_interval": f"{settings.ALERT_EVAL_INTERVAL_S:g}",
+    }
+    return render(request, "monitoring/alerts.html", context)
+
+
+def detail(request, pk: int):
+    alert = get_object_or_404(visible_alerts(request.user), pk=pk)
+    context = {
+        "alert": alert,
+        "events": alert.events.select_related("actor"),
+        "reclaims": alert.reclaims.all(),
+        "notifications": alert_notifications(request.user, alert),
+        "can_act": can_act(request.user, alert),
+        "snooze_form": SnoozeForm(),
+    }
+    return render(request, "monitoring/alert.html", context)
+
+
+def alert_notifications(user, alert):
+    from monitoring.notify.models import Notification
+
+    notes = Notification.objects.filter(event__alert=alert).select_related("user", "webhook", "event")
+    return notes if user.is_staff else notes.filter(user=user)
+
+
+def actionable(request, pk: int):
+    alert = get_object_or_404(visible_alerts(request.user), pk=pk)
+    if not can_act(request.user, alert):
+        raise PermissionDenied("Only the alert's owner or an admin can do that.")
+    return alert
+
+
+@require_POST
+def acknowledge(request, pk: int):
+    alert = actionable(request, pk)
+    try:
+        lifecycle.acknowledge(alert, request.user)
+        messages.success(request, "Acknowledged.")
+    except lifecycle.AlertActionError as exc:
+        messages.error(request, str(exc))
+    return redirect("monitoring:alert", pk=alert.pk)
+
+
+@require_POST
+def snooze(request, pk: int):
+    alert = actionable(request, pk)
+    form = SnoozeForm(request.POST)
+    if not form.is_valid():
+        choices = ", ".join(label for _, label in form.fields["minutes"].choices)
+        messages.error(request, f"Choose how long to snooze: {choices}.")
+        return redirect("monitoring:alert", pk=alert.pk)
+    try:
+        lifecycle.snooze(alert, request.user, timedelta(minutes=form.cleaned_data["minutes"]))
+        messages.success(request, "Snoozed: no emails or webhooks about it until then.")
+    except lifecycle.AlertActionError as exc:
+        messages.error(request, str(exc))
+    return redirect("monitoring:alert", pk=alert.pk)

@@ -1,0 +1,140 @@
+"""Measured statistics over a time window: whole minutes from GPUMinute, the rest from raw samples.
+
+A window counts as measured only when every whole minute in it has data and the first samples sit at
+its very start: a gap is "not known", never "idle".
+"""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection
+
+MINUTE = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class WindowStats:
+    """The largest value seen in a window, and whether samples cover all of it."""
+
+    peak: float | None
+    minutes: int  # whole minutes with data
+    expected: int  # whole minutes in the window
+    head_covered: bool = True  # the partial minute at the start has a sample near the start
+
+    @property
+    def covered(self) -> bool:
+        return self.minutes >= self.expected and self.head_covered
+
+
+def floor_minute(moment: datetime) -> datetime:
+    return moment.replace(second=0, microsecond=0)
+
+
+def ceil_minute(moment: datetime) -> datetime:
+    floor = floor_minute(moment)
+    return floor if floor == moment else floor + MINUTE
+
+
+def bounds(start: datetime, end: datetime) -> dict:
+    """The window's whole minutes are [m0, m1); [start, m0) and [m1, end) are partial."""
+    m0, m1 = ceil_minute(start), floor_minute(end)
+    return {"start": start, "end": end, "m0": m0, "m1": max(m0, m1)}
+
+
+def head_slack() -> timedelta:
+    """How far after the window's start its first sample may be (a few sampling intervals)."""
+    return timedelta(seconds=max(5.0, 2.5 * settings.AGENT_INTERVAL_S))
+
+
+def stats(peak, minutes, head_first, b: dict) -> WindowStats:
+    expected = int((b["m1"] - b["m0"]) / MINUTE)
+    head_ok = b["start"] == b["m0"] or (head_first is not None and head_first - b["start"] <= head_slack())
+    return WindowStats(peak, minutes or 0, expected, head_ok)
+
+
+GPU_UTIL_SQL = """
+WITH ids AS (SELECT unnest(%(ids)s::bigint[]) AS gpu_id),
+rolled AS (
+    SELECT gpu_id, max(util_gpu_max) AS peak, count(*) AS minutes, max(bucket) + interval '1 minute' AS rolled_to
+    FROM monitoring_gpuminute
+    WHERE gpu_id = ANY(%(ids)s) AND bucket >= %(m0)s AND bucket < %(m1)s AND util_gpu_max IS NOT NULL
+    GROUP BY gpu_id
+)
+SELECT ids.gpu_id, greatest(rolled.peak, head.peak, tail.peak),
+       coalesce(rolled.minutes, 0) + coalesce(tail.minutes, 0), head.first
+FROM ids
+LEFT JOIN rolled ON rolled.gpu_id = ids.gpu_id
+LEFT JOIN LATERAL (
+    SELECT max(s.util_gpu) AS peak, min(s.ts) AS first
+    FROM monitoring_gpusample s
+    WHERE s.gpu_id = ids.gpu_id AND s.util_gpu IS NOT NULL AND s.ts >= %(start)s AND s.ts < %(m0)s
+) head ON true
+LEFT JOIN LATERAL (
+    SELECT max(s.util_gpu) AS peak,
+           count(DISTINCT date_trunc('minute', s.ts)) FILTER (WHERE s.ts < %(m1)s) AS minutes
+    FROM monitoring_gpusample s
+    WHERE s.gpu_id = ids.gpu_id AND s.util_gpu IS NOT NULL
+      AND s.ts >= greatest(coalesce(rolled.rolled_to, %(m0)s), %(m0)s) AND s.ts < %(end)s
+) tail ON true
+"""
+
+
+def gpu_util_windows(gpu_ids: list[int], start: datetime, end: datetime) -> dict[int, WindowStats]:
+    """Peak GPU utilization of each GPU over [start, end): rolled-up minutes, raw samples for the rest."""
+    if not gpu_ids:
+        return {}
+    b = bounds(start, end)
+    with connection.cursor() as cursor:
+        cursor.execute(GPU_UTIL_SQL, {**b, "ids": list(gpu_ids)})
+        rows = cursor.fetchall()
+    return {gpu_id: stats(peak, minutes, first, b) for gpu_id, peak, minutes, first in rows}
+
+
+PROCESS_SM_SQL = """
+SELECT p.gpu_id, p.pid, max(p.sm_util),
+       count(DISTINCT date_trunc('minute', p.ts)) FILTER (WHERE p.ts >= %(m0)s AND p.ts < %(m1)s),
+       min(p.ts) FILTER (WHERE p.ts < %(m0)s)
+FROM monitoring_processsample p
+JOIN unnest(%(gpus)s::bigint[], %(pids)s::bigint[]) AS c(gpu_id, pid) ON p.gpu_id = c.gpu_id AND p.pid = c.pid
+WHERE p.ts >= %(start)s AND p.ts < %(end)s AND p.sm_util IS NOT NULL
+GROUP BY p.gpu_id, p.pid
+"""
+
+
+def process_sm_windows(
+    pairs: list[tuple[int, int]], start: datetime, end: datetime
+) -> dict[tuple[int, int], WindowStats]:
+    """Peak SM share of each (GPU, pid) over [start, end), from raw process samples (they have no rollup)."""
+    if not pairs:
+        return {}
+    b = bounds(start, end)
+    params = {**b, "gpus": [g for g, _ in pairs], "pids": [p for _, p in pairs]}
+    with connection.cursor() as cursor:
+        cursor.execute(PROCESS_SM_SQL, params)
+        rows = cursor.fetchall()
+    found = {(gpu_id, pid): stats(peak, minutes, first, b) for gpu_id, pid, peak, minutes, first in rows}
+    return {pair: found.get(pair, stats(None, 0, None, b)) for pair in pairs}
+
+
+FIRST_SEEN_SQL = """
+SELECT DISTINCT p.gpu_id, p.pid
+FROM monitoring_processsample p
+JOIN unnest(%(gpus)s::bigint[], %(pids)s::bigint[]) AS c(gpu_id, pid) ON p.gpu_id = c.gpu_id AND p.pid = c.pid
+WHERE p.ts >= %(since)s AND p.ts <= %(until)s
+"""
+
+
+def seen_at(pairs: list[tuple[int, int]], moment: datetime) -> set[tuple[int, int]]:
+    """The (GPU, pid) pairs sampled right at `moment` (for processes that report no start time)."""
+    if not pairs:
+        return set()
+    params = {
+        "gpus": [g for g, _ in pairs],
+        "pids": [p for _, p in pairs],
+        "since": moment,
+        "until": moment + head_slack(),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(FIRST_SEEN_SQL, params)
+        return set(cursor.fetchall())

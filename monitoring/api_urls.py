@@ -1,0 +1,21 @@
+"""The monitoring app's JSON API (alerts, notifications, webhooks, costs)."""
+
+from django.urls import path
+from rest_framework.routers import SimpleRouter
+
+from monitoring.alerts.api import AlertViewSet, IdlePolicyViewSet, UserBudgetViewSet
+from monitoring.costs.api import CostsView
+from monitoring.notify.api import NotificationViewSet, PreferenceView, WebhookViewSet
+
+router = SimpleRouter()
+router.register("api/alerts", AlertViewSet, basename="api-alert")
+router.register("api/notifications", NotificationViewSet, basename="api-notification")
+router.register("api/webhooks", WebhookViewSet, basename="api-webhook")
+router.register("api/idle-policies", IdlePolicyViewSet, basename="api-idle-policy")
+router.register("api/budgets/users", UserBudgetViewSet, basename="api-user-budget")
+
+urlpatterns = [
+    path("api/alert-preferences/", PreferenceView.as_view(), name="api-alert-preferences"),
+    path("api/costs/", CostsView.as_view(), name="api-costs"),
+    *router.urls,
+]

@@ -1,0 +1,1 @@
+"""Turning alert events into notifications and delivering them through the transports."""

@@ -1,0 +1,95 @@
+"""/api/notifications/, /api/alert-preferences/ and /api/webhooks/: a person's own."""
+
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from fleet.choices import TransportKind
+from monitoring.alerts.api import Page
+from monitoring.notify.dispatch import preferences_of
+from monitoring.notify.live import broadcast_unread, unread_count
+from monitoring.notify.models import Notification, NotificationPreference, Webhook
+from monitoring.notify.serializers import NotificationSerializer
+
+
+class ReadSerializer(serializers.Serializer):
+    ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), required=False, help_text="Omit to mark all read."
+    )
+
+
+class UnreadSerializer(serializers.Serializer):
+    unread = serializers.IntegerField()
+
+
+class NotificationViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """Your in-app notifications, newest first, 100 a page."""
+
+    serializer_class = NotificationSerializer
+    pagination_class = Page
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Notification.objects.none()
+        return (
+            Notification.objects.filter(user=self.request.user, transport=TransportKind.IN_APP)
+            .select_related("event__alert")
+            .order_by("-created", "-id")
+        )
+
+    @extend_schema(request=ReadSerializer, responses=UnreadSerializer)
+    @action(detail=False, methods=["post"])
+    def read(self, request):
+        body = ReadSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        rows = self.get_queryset().filter(read_at=None)
+        if "ids" in body.validated_data:
+            rows = rows.filter(pk__in=body.validated_data["ids"])
+        rows.update(read_at=timezone.now())
+        broadcast_unread(request.user.pk)
+        return Response({"unread": unread_count(request.user.pk)})
+
+
+class PreferenceSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = NotificationPreference
+        fields = ["email", "email_min_severity", "webhooks", "resolved"]
+
+
+class PreferenceView(APIView):
+    """How you hear about alerts (in-app notifications always arrive)."""
+
+    @extend_schema(responses=PreferenceSerializer)
+    def get(self, request):
+        return Response(PreferenceSerializer(preferences_of(request.user)).data)
+
+    @extend_schema(request=PreferenceSerializer, responses=PreferenceSerializer)
+    def put(self, request):
+        body = PreferenceSerializer(preferences_of(request.user), data=request.data)
+        body.is_valid(raise_exception=True)
+        body.save(user=request.user)
+        return Response(body.data)
+
+
+class WebhookSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Webhook
+        fields = ["id", "name", "url", "secret", "active", "created"]
+        read_only_fields = ["secret", "created"]
+
+
+class WebhookViewSet(viewsets.ModelViewSet):
+    """Your webhooks; the signing secret is generated and shown to you."""
+
+    serializer_class = WebhookSerializer
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema generator has no user
+            return Webhook.objects.none()
+        return Webhook.objects.filter(user=self.request.user)
+
+    def perform_create(self, serializer):
+        serializer.save(user=self.request.user)

@@ -1,0 +1,78 @@
+"""/ws/notifications/: a logged-in person's live notification badge."""
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.utils import timezone
+
+from fleet.choices import TransportKind
+from monitoring.notify.groups import notifications_group
+from monitoring.notify.live import unread_count
+from monitoring.notify.models import Notification
+
+NOT_LOGGED_IN = 4401
+
+
+@database_sync_to_async
+def count_unread(user_id: int) -> int:
+    return unread_count(user_id)
+
+
+@database_sync_to_async
+def mark_read(user_id: int, ids: list[int] | None) -> int:
+    rows = Notification.objects.filter(user_id=user_id, transport=TransportKind.IN_APP, read_at=None)
+    if ids is not None:
+        rows = rows.filter(pk__in=ids)
+    rows.update(read_at=timezone.now())
+    return unread_count(user_id)
+
+
+class NotificationConsumer(AsyncJsonWebsocketConsumer):
+    """Sends the unread count on connect, then each new notification; accepts `read` messages."""
+
+    async def connect(self):
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=NOT_LOGGED_IN)
+            return
+        self.user_id = user.pk
+        self.group = notifications_group(user.pk)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        await self.send_json({"type": "unread", "unread": await count_unread(self.user_id)})
+
+    async def disconnect(self, code):
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive_json(self, content, **kwargs):
+        if not isinstance(content, dict) or content.get("type") != "read":
+            await self.error('Send {"type": "read", "ids": [notification ids]} or {"type": "read", "ids": "all"}.')
+            return
+        ids = content.get("ids")
+        if ids != "all" and not (isinstance(ids, list) and ids and all(type(i) is int and i > 0 for i in ids)):
+            await self.error('"ids" must be "all" or a non-empty list of notification ids.')
+            return
+        unread = await mark_read(self.user_id, None if ids == "all" else ids)
+        await self.send_json({"type": "unread", "unread": unread})
+
+    async def receive(self, text_data=None, bytes_data=None, **kwargs):
+        if bytes_data is not None:
+            await self.error("Send JSON text frames.")
+            return
+        try:
+            content = await self.decode_json(text_data)
+        except ValueError:
+            await self.error("That was not JSON.")
+            return
+        await self.receive_json(content)
+
+    async def error(self, detail: str) -> None:
+        await self.send_json({"type": "error", "detail": detail})
+
+    async def notification_created(self, message):
+        await self.send_json(
+            {"type": "notification", "unread": message["unread"], "notification": message["notification"]}
+        )
+
+    async def unread_changed(self, message):
+        await self.send_json({"type": "unread", "unread": message["unread"]})

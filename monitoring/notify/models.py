@@ -1,0 +1,106 @@
+"""Notifications of alert events, each person's delivery preferences and their webhooks."""
+
+import secrets
+
+from django.conf import settings
+from django.core.validators import URLValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from fleet.choices import AlertSeverity, NotificationStatus, TransportKind
+from monitoring.alerts.models import AlertEvent
+
+
+def new_webhook_secret() -> str:
+    return secrets.token_urlsafe(32)
+
+
+class Webhook(models.Model):
+    """An HTTP endpoint that receives a person's alerts as signed JSON (Slack-compatible `text`)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhooks")
+    name = models.CharField(max_length=100)
+    url = models.URLField(
+        max_length=500,
+        validators=[URLValidator(schemes=["http", "https"], message="Enter an http:// or https:// URL.")],
+    )
+    secret = models.CharField(
+        max_length=100, default=new_webhook_secret, help_text="Signs each body (HMAC-SHA256); keep it private."
+    )
+    active = models.BooleanField(default=True)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(url__startswith="http://") | Q(url__startswith="https://"), name="webhook_url_is_http"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} → {self.url}"
+
+
+class NotificationPreference(models.Model):
+    """How one person wants to hear about alerts (in-app notifications always arrive)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="alert_preferences")
+    email = models.BooleanField(default=True, help_text="Send alerts by email.")
+    email_min_severity = models.CharField(
+        max_length=16,
+        choices=AlertSeverity.choices,
+        default=AlertSeverity.WARNING,
+        help_text="Only email alerts of at least this severity.",
+    )
+    webhooks = models.BooleanField(default=True, help_text="Send alerts to my active webhooks.")
+    resolved = models.BooleanField(default=False, help_text="Also email and post when an alert resolves.")
+
+    def __str__(self) -> str:
+        return f"Alert preferences of {self.user}"
+
+
+class Notification(models.Model):
+    """One alert event told to one person through one transport; a worker claims it exactly once."""
+
+    event = models.ForeignKey(AlertEvent, on_delete=models.CASCADE, related_name="notifications")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
+    transport = models.CharField(max_length=16, choices=TransportKind.choices)
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, null=True, blank=True, related_name="notifications")
+    status = models.CharField(max_length=16, choices=NotificationStatus.choices, default=NotificationStatus.PENDING)
+    created = models.DateTimeField(default=timezone.now)
+    processed = models.DateTimeField(null=True, blank=True, help_text="When a worker claimed it.")
+    sent_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["event", "user", "transport", "webhook"],
+                nulls_distinct=False,
+                name="notification_once_per_event_person_channel",
+            ),
+            models.CheckConstraint(
+                condition=Q(transport=TransportKind.WEBHOOK, webhook__isnull=False)
+                | (~Q(transport=TransportKind.WEBHOOK) & Q(webhook__isnull=True)),
+                name="notification_webhook_matches_transport",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["user"],
+                condition=Q(transport=TransportKind.IN_APP, read_at__isnull=True),
+                name="notification_unread",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_transport_display()} to {self.user}: {self.event}"
+
+    @property
+    def status_colour(self) -> str:
+        return NotificationStatus(self.status).colour
