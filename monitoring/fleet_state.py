@@ -2,6 +2,7 @@
 
 from collections.abc import Iterable
 
+from fleet.booking import current_holders
 from fleet.choices import NodeStatus, UtilizationBand
 from fleet.models import GPU, Node
 from fleet.owners import owners_by_os_username
@@ -125,9 +126,18 @@ def summarize(nodes: list[dict]) -> dict:
     return {"gpus": total, "busy": busy, "idle": idle, "offline": offline, "utilization": utilization, "power_w": power}
 
 
+def booking_holders() -> dict[str, dict]:
+    """GPU UUID → the researcher whose booking holds it now, and until when (UNIX seconds)."""
+    return {
+        booking.gpu.uuid: {"user": user.get_username(), "until": booking.end.timestamp()}
+        for user, booking in current_holders().values()
+    }
+
+
 def serialize_nodes(records: list[dict]) -> list[dict]:
     owners = owner_names(gpu for record in records for gpu in record["gpus"])
-    return NodeSerializer(records, many=True, context={"owners": owners}).data
+    context = {"owners": owners, "holders": booking_holders()}
+    return NodeSerializer(records, many=True, context=context).data
 
 
 def fleet_payload(hostname: str | None = None, gpu_uuid: str | None = None) -> dict:

@@ -96,6 +96,10 @@ class GPUSerializer(GPUStateSerializer):
     pcie_gen = nullable(serializers.IntegerField)
     pcie_width = nullable(serializers.IntegerField)
     mig = serializers.BooleanField()
+    holder = serializers.SerializerMethodField(help_text="Who has booked it now and until when, or null.")
+
+    def get_holder(self, gpu: Mapping) -> dict | None:
+        return self.context.get("holders", {}).get(gpu["uuid"])
 
 
 class NodeStatusSerializer(serializers.Serializer):

@@ -68,8 +68,13 @@ def throttle_colour(reason: str) -> str:
 
 @register.filter
 def is_free(gpu: dict) -> bool:
-    """Reporting, idle and without processes: a GPU someone can take now."""
-    return gpu.get("ts") is not None and gpu.get("band") == UtilizationBand.IDLE and not gpu.get("processes")
+    """Reporting, idle, without processes and not booked: a GPU someone can take now."""
+    return (
+        gpu.get("ts") is not None
+        and gpu.get("band") == UtilizationBand.IDLE
+        and not gpu.get("processes")
+        and not gpu.get("holder")
+    )
 
 
 @register.filter
@@ -142,3 +147,15 @@ def has_processes(gpus: list[dict]) -> bool:
 def gpu_refs(gpus: list[dict]) -> list[dict]:
     """What the chart scripts need to know of each GPU on the page."""
     return [{"uuid": gpu["uuid"], "index": gpu["index"], "node": gpu["node"]} for gpu in gpus]
+
+
+@register.filter
+def local_time(unix_seconds) -> str:
+    """UNIX seconds as a short local time of the site ("Mon 18:00"), N/A when missing."""
+    from datetime import UTC, datetime
+
+    from django.utils import timezone
+
+    if unix_seconds is None:
+        return NA
+    return timezone.localtime(datetime.fromtimestamp(unix_seconds, UTC)).strftime("%a %d %b %H:%M")
