@@ -167,6 +167,10 @@ FLEET_RAW_RETENTION_HOURS = env_int("FLEET_RAW_RETENTION_HOURS", default=48, min
 FLEET_MINUTE_RETENTION_DAYS = env_int("FLEET_MINUTE_RETENTION_DAYS", default=90, minimum=1)
 FLEET_HOUR_RETENTION_DAYS = env_int("FLEET_HOUR_RETENTION_DAYS", default=0, minimum=0)
 
+# Live pages (docs/fleet-view.md): browsers get at most one coalesced update per tick and server process.
+LIVE_TICK_S = env_float("LIVE_TICK_S", default=0.25, minimum=0.02)
+LIVE_OWNER_CACHE_S = env_float("LIVE_OWNER_CACHE_S", default=30.0, minimum=0.0)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

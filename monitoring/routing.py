@@ -3,6 +3,7 @@
 from django.urls import path
 
 from monitoring.ingest.consumer import AgentConsumer
+from monitoring.live_consumer import LiveConsumer
 
 agent_urlpatterns: list = [path("ws/agent/", AgentConsumer.as_asgi())]
-browser_urlpatterns: list = []
+browser_urlpatterns: list = [path("ws/live/", LiveConsumer.as_asgi())]
