@@ -115,14 +115,14 @@ async def browser_socket(user=None, origin: str = "http://127.0.0.1:8000") -> We
     return WebsocketCommunicator(websocket_application(), "/ws/live/", headers=headers)
 
 
-def make_fleet() -> dict:
-    """Two nodes: gpu-01 online with two reporting H100s (one busy, owned by alice), gpu-02 offline and silent."""
+def make_fleet(status: str = "online") -> dict:
+    """Two nodes: gpu-01 (online) with two reporting H100s (one busy, owned by alice), gpu-02 offline and silent."""
     from django.utils import timezone
 
     from fleet.models import GPU, GPUModel, Node
 
     h100 = GPUModel.objects.get(name="H100 SXM")
-    busy_node = Node.objects.create(hostname="gpu-01", status="online", last_seen=timezone.now())
+    busy_node = Node.objects.create(hostname="gpu-01", status=status, last_seen=timezone.now())
     silent_node = Node.objects.create(hostname="gpu-02", status="offline")
     state = {k: v for k, v in gpu_update().items() if k not in ("uuid", "node", "index", "ts", "memory_total_mib")}
     busy = GPU.objects.create(
@@ -152,7 +152,9 @@ def make_fleet() -> dict:
 
 @pytest.fixture
 async def fleet(gpu_models, thread_connections_closed):
-    return await database_sync_to_async(make_fleet)()
+    # Committed rows are seen by the session's server (tests/conftest.py asgi_server), whose ingest flips
+    # a silent online node offline after 3 s and tells the live group; a draining node stays as it is.
+    return await database_sync_to_async(make_fleet)("draining")
 
 
 def store_samples(samples: list) -> None:

@@ -24,13 +24,15 @@ async def subscribed(user, **message) -> tuple:
 async def test_an_anonymous_visitor_is_refused(fleet):
     socket = await browser_socket(None)
     connected, code = await socket.connect()
-    assert not connected
+    assert not connected and code == 4401
+    await socket.disconnect()
 
 
 async def test_a_page_from_another_site_is_refused(fleet, cast):
     socket = await browser_socket(cast["owner"], origin="https://evil.example.com")
     connected, _ = await socket.connect()
     assert not connected
+    await socket.disconnect()
 
 
 async def test_a_researcher_gets_a_snapshot_of_the_fleet(fleet, cast):
