@@ -51,7 +51,10 @@ class BookingForm(forms.Form):
         help_text="Or leave empty and give a model and how many.",
     )
     model = forms.ModelChoiceField(
-        queryset=GPUModel.objects.filter(gpus__isnull=False).distinct(), required=False, label="GPU model"
+        queryset=GPUModel.objects.filter(gpus__isnull=False).distinct(),
+        required=False,
+        label="GPU model",
+        empty_label="choose a model",
     )
     count = forms.IntegerField(min_value=1, max_value=512, required=False, label="How many")
     node = forms.ModelChoiceField(queryset=Node.objects.all(), required=False, label="On node", empty_label="any")

@@ -43,8 +43,9 @@ def timeline(request):
 
 
 def booking_initial(query) -> dict:
-    """Prefill from the timeline (a GPU and a start) or the finder."""
-    initial = {}
+    """Prefill from the timeline (a GPU and a start); else the next full hour, for four hours."""
+    next_hour = timezone.now().replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    initial = {"start": next_hour, "end": next_hour + timedelta(hours=4)}
     if query.get("gpu", "").isdigit():
         initial["gpus"] = [int(query["gpu"])]
     start = parse_local(query.get("start"))

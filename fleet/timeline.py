@@ -40,11 +40,18 @@ class Timeline:
     now_left: float | None
 
 
+# Twelve hues far enough apart to tell bars apart at a glance; darker shades for the next twelve names.
+NO_PROJECT, GREY = "no project", "#9aa1ae"
+HUES = [212, 28, 140, 350, 265, 48, 185, 310, 95, 5, 235, 160]
+
+
 @lru_cache(maxsize=4096)
 def colour_for(name: str) -> str:
     """A stable colour per name, so alice is the same colour on every page."""
-    hue = int(hashlib.md5(name.encode()).hexdigest()[:6], 16) % 360
-    return f"hsl({hue} 55% 48%)"
+    digest = int(hashlib.md5(name.encode()).hexdigest()[:8], 16)
+    hue = HUES[digest % len(HUES)]
+    lightness = 44 if (digest // len(HUES)) % 2 else 36
+    return f"hsl({hue} 60% {lightness}%)"
 
 
 def local_midnight(day) -> datetime:
@@ -115,8 +122,8 @@ class Painter:
 
     def bar(self, row) -> str:
         _, booking, user_id, who, project, purpose, deadline, status, left, width, since, until = row
-        key = (project or "no project") if self.by_project else who
-        colour = self.legend.setdefault(key, colour_for(key))
+        key = (project or NO_PROJECT) if self.by_project else who
+        colour = self.legend.setdefault(key, GREY if key == NO_PROJECT else colour_for(key))
         mine = " mine" if user_id == self.viewer_id else ""
         parts = [who, project, f"{since} – {until}", purpose, f"for {deadline}" if deadline else ""]
         if status != ReservationStatus.ACTIVE:
