@@ -271,7 +271,7 @@ def main() -> None:
         f"({naive_s / rules_s:.1f}x slower)"
     )
     print(f"both find the same {len(idle_set)} idle processes: {idle_set == naive_idle}")
-    print(f"usage rollup: first run over the hour {ms(catch_up_s)}; a minute's run {ms(usage_s)} ({usage_rows} hour rows)")
+    print(f"usage rollup: first run over the hour {ms(catch_up_s)}; next minute {ms(usage_s)} ({usage_rows} hour rows)")
 
 
 if __name__ == "__main__":
