@@ -26,4 +26,6 @@ urlpatterns = [
     path("api/reservations/events/", api.Events.as_view(), name="api-events"),
     path("api/reservations/<uuid:booking>/", api.BookingDetail.as_view(), name="api-booking"),
     path("api/reservations/<uuid:booking>/preempt/", api.Preempt.as_view(), name="api-preempt"),
+    path("fleet/nodes/<str:hostname>/", views.node, name="node"),
+    path("fleet/gpus/<str:uuid>/", views.gpu, name="gpu"),
 ]

@@ -220,6 +220,9 @@ CELERY_BEAT_SCHEDULE["training-mark-lost-runs"] = {
 # Reservations (docs/reservations.md).
 RESERVATION_NO_SHOW_MINUTES = env_int("RESERVATION_NO_SHOW_MINUTES", default=30, minimum=1)
 RESERVATION_TELEMETRY_STALE_S = env_int("RESERVATION_TELEMETRY_STALE_S", default=120, minimum=1)
+# Live pages (docs/fleet-view.md): browsers get at most one coalesced update per tick and server process.
+LIVE_TICK_S = env_float("LIVE_TICK_S", default=0.25, minimum=0.02)
+LIVE_OWNER_CACHE_S = env_float("LIVE_OWNER_CACHE_S", default=30.0, minimum=0.0)
 
 LOGGING = {
     "version": 1,

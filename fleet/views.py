@@ -1,13 +1,13 @@
-"""Fleet pages: the fleet overview and the health endpoint."""
+"""Fleet pages: the live fleet overview, a node, a GPU, and the health endpoint."""
 
 from django.contrib.auth.decorators import login_not_required
-from django.db.models import Prefetch
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 
 from fleet.health import fleet_health
-from fleet.models import GPU, Node
+from monitoring.chart_series import RANGES
+from monitoring.fleet_state import fleet_payload
 
 
 def home(request):
@@ -15,9 +15,27 @@ def home(request):
 
 
 def fleet(request):
-    gpus = GPU.objects.select_related("model").order_by("index")
-    nodes = Node.objects.prefetch_related(Prefetch("gpus", queryset=gpus))
-    return render(request, "fleet/fleet.html", {"nodes": nodes})
+    payload = fleet_payload()
+    gpus = [gpu for node in payload["nodes"] for gpu in node["gpus"]]
+    models = sorted({gpu["model"] or gpu["name"] for gpu in gpus if gpu["model"] or gpu["name"]})
+    return render(request, "fleet/fleet.html", {"fleet": payload, "models": models})
+
+
+def node(request, hostname: str):
+    payload = fleet_payload(hostname=hostname)
+    if not payload["nodes"]:
+        raise Http404(f"No node named {hostname}")
+    context = {"fleet": payload, "node": payload["nodes"][0], "ranges": RANGES}
+    return render(request, "fleet/node.html", context)
+
+
+def gpu(request, uuid: str):
+    payload = fleet_payload(gpu_uuid=uuid)
+    if not payload["nodes"]:
+        raise Http404(f"No GPU {uuid}")
+    node = payload["nodes"][0]
+    context = {"fleet": payload, "node": node, "gpu": node["gpus"][0], "ranges": RANGES}
+    return render(request, "fleet/gpu.html", context)
 
 
 def placeholder(title: str, blurb: str):

@@ -1,5 +1,6 @@
 from django.urls import include, path
 
+from monitoring import api, prometheus
 from monitoring.alerts import views as alerts
 from monitoring.costs import views as costs
 from monitoring.notify import views as notify
@@ -18,4 +19,8 @@ urlpatterns = [
     path("notifications/read/", notify.mark_read, name="notifications_read"),
     path("costs/", costs.costs, name="costs"),
     path("", include("monitoring.api_urls")),
+    path("metrics", prometheus.metrics, name="metrics"),
+    path("api/fleet/", api.FleetView.as_view(), name="api-fleet"),
+    path("api/gpus/<str:uuid>/", api.GPUView.as_view(), name="api-gpu"),
+    path("api/gpus/<str:uuid>/series/", api.GPUSeriesView.as_view(), name="api-gpu-series"),
 ]

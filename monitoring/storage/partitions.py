@@ -46,12 +46,13 @@ def existing_days(cursor, table: str) -> set[date]:
 
 def create_missing(days: Iterable[date]) -> list[str]:
     """Create the partitions of days that do not exist yet, for every raw table; returns their names."""
+    days = set(days)
     created = []
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
         for table in TABLES:
-            for day in sorted(set(days) - existing_days(cursor, table)):
+            for day in sorted(days - existing_days(cursor, table)):
                 created.append(attach(cursor, table, day))
     if created:
         log.info("created partitions %s", ", ".join(created))

@@ -13,13 +13,14 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from monitoring.models import GPUMinute, RollupProgress
+from monitoring.storage import partitions
 
 MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
 # Samples of a minute that closed this long ago have arrived (an agent sends every interval).
 SETTLE = timedelta(seconds=5)
 # One run does at most this much, so catching up after downtime is spread over several runs.
-MAX_MINUTE_SPAN = timedelta(hours=6)
+MAX_MINUTE_SPAN = timedelta(hours=24)
 MAX_HOUR_SPAN = timedelta(days=7)
 
 AGGREGATE_NAMES = ("min", "avg", "max", "any")
@@ -99,7 +100,7 @@ def rollup_minutes(now: datetime | None = None) -> int:
     """Roll up closed minutes; returns how many (GPU, minute) rows were written."""
     now = now or timezone.now()
     state = progress("minute")
-    first = now - timedelta(hours=settings.FLEET_RAW_RETENTION_HOURS)
+    first = max(now - timedelta(hours=settings.FLEET_RAW_RETENTION_HOURS), oldest_raw_day(now))
     start, end = window(state, first, floor_to(now - SETTLE, MINUTE), MINUTE, MAX_MINUTE_SPAN)
     written = execute(MINUTES_FROM_SAMPLES, start, end)
     hours = progress("hour")
@@ -118,11 +119,24 @@ def rollup_hours(now: datetime | None = None) -> int:
     state = progress("hour")
     if minutes.done_until is None:
         return 0
-    first = now - timedelta(days=settings.FLEET_MINUTE_RETENTION_DAYS)
+    first = max(now - timedelta(days=settings.FLEET_MINUTE_RETENTION_DAYS), oldest_minute(now))
     start, end = window(state, first, floor_to(minutes.done_until, HOUR), HOUR, MAX_HOUR_SPAN)
     written = execute(HOURS_FROM_MINUTES, start, end)
     finish(state, start, end, now)
     return written
+
+
+def oldest_raw_day(now: datetime) -> datetime:
+    """Where a first run starts: the oldest day with a partition (the ingest makes them as data arrives)."""
+    with connection.cursor() as cursor:
+        days = partitions.existing_days(cursor, "monitoring_gpusample")
+    return partitions.day_start(min(days)) if days else now
+
+
+def oldest_minute(now: datetime) -> datetime:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT min(bucket) FROM monitoring_gpuminute")
+        return cursor.fetchone()[0] or now
 
 
 def execute(sql: str, start: datetime, end: datetime) -> int:

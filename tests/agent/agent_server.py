@@ -7,6 +7,7 @@ import contextlib
 import json
 import time
 from dataclasses import dataclass, field
+from typing import Self
 
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -58,7 +59,7 @@ class AgentServer:
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}"
 
-    async def __aenter__(self) -> AgentServer:
+    async def __aenter__(self) -> Self:
         self._server = await serve(self._handle, "127.0.0.1", self.port, process_request=self._process_request)
         self.port = self._server.sockets[0].getsockname()[1]
         return self

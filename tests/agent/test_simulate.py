@@ -37,7 +37,7 @@ def test_a_forgotten_process_stays_at_zero_percent_holding_its_memory_for_hours(
     assert all(r["mem_used_mib"] > 0.8 * sim.model.memory_total_mib for r in seen)
     owners = {(p["pid"], p["user"], p["sm_util"], p["started_at"]) for r in seen for p in r["processes"]}
     assert len(owners) == 1
-    pid, user, sm_util, started_at = owners.pop()
+    _pid, user, sm_util, started_at = owners.pop()
     assert (user, sm_util) == ("carol", 0)
     assert START - started_at > 2 * 24 * HOURS
 
@@ -57,7 +57,7 @@ def test_a_throttling_gpu_heats_up_then_sets_the_thermal_bit_and_drops_its_clock
 def test_training_dips_every_thirty_seconds_or_so():
     sim = Simulator(1, "gpu-03", scenario="training", started_at=START)
 
-    utils = [readings_at(sim, t)[0]["util_gpu"] for t in range(0, 120)]
+    utils = [readings_at(sim, t)[0]["util_gpu"] for t in range(120)]
 
     dip_starts = [t for t in range(1, 120) if utils[t] < 20 <= utils[t - 1]]
     assert len(dip_starts) == 4

@@ -8,7 +8,16 @@ from django.db import connections
 from fleet.nodes import add_node
 from monitoring.ingest.batcher import close_batcher
 from monitoring.ingest.presence import close_sweeper
+from monitoring.storage.partitions import PARTITIONS
 from tests.telemetry.agents import Agent
+
+
+@pytest.fixture(autouse=True)
+def forget_partitions():
+    """Partitions made inside a rolled-back test transaction are gone; the ingest must not remember them."""
+    PARTITIONS.reset()
+    yield
+    PARTITIONS.reset()
 
 
 @pytest.fixture

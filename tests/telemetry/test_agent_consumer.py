@@ -1,5 +1,6 @@
 """/ws/agent/: tokens, the hello, storing and acking samples, replays and replaced connections."""
 
+import asyncio
 import time
 
 import pytest
@@ -175,3 +176,11 @@ async def test_a_second_connection_of_the_node_replaces_the_first(agents):
     assert await old.close_code() == 4409
     await new.send(samples("gpu-01", 1))
     assert await new.receive() == {"type": "ack", "seq": 1}
+
+
+async def test_a_connection_outlives_the_channel_layers_idle_wait(agents):
+    agent = agents()
+    await agent.start(gpus=1)
+    await asyncio.sleep(6)  # channels-redis waits 5 s per read of the connection's channel
+    await agent.send(samples("gpu-01", 1, gpus=1))
+    assert await agent.receive() == {"type": "ack", "seq": 1}

@@ -1,0 +1,65 @@
+"""/ws/live/: a logged-in browser subscribes to the fleet, a node or a GPU and gets a snapshot, then updates."""
+
+import json
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from monitoring.live import live_group, update_text
+from monitoring.subscriptions import Subscription, SubscriptionError
+
+# 4401 mirrors HTTP 401 like the agent's close code; the browser logs in again and reconnects.
+CLOSE_NOT_LOGGED_IN = 4401
+MAX_MESSAGE_CHARS = 4096
+
+
+class LiveConsumer(AsyncJsonWebsocketConsumer):
+    """Thin: checks the session, validates subscribe messages and forwards the coalesced updates."""
+
+    subscription: Subscription | None = None
+    joined = False
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_NOT_LOGGED_IN)
+            return
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        if self.joined:
+            await self.channel_layer.group_discard(live_group(), self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if text_data is None or len(text_data) > MAX_MESSAGE_CHARS:
+            await self.send_error(f"send JSON text messages of at most {MAX_MESSAGE_CHARS} characters")
+            return
+        try:
+            message = json.loads(text_data)
+        except ValueError:
+            await self.send_error('not JSON: send {"type": "subscribe", "scope": "fleet"}')
+            return
+        await self.receive_json(message)
+
+    async def receive_json(self, content, **kwargs) -> None:
+        try:
+            subscription = Subscription.parse(content)
+            if not self.joined:
+                # Join before reading the snapshot so no update falls between the two; pages drop older states.
+                await self.channel_layer.group_add(live_group(), self.channel_name)
+                self.joined = True
+            self.subscription, snapshot = await database_sync_to_async(subscription.snapshot)()
+        except SubscriptionError as error:
+            await self.send_error(str(error))
+            return
+        await self.send_json(snapshot)
+
+    async def telemetry_update(self, message: dict) -> None:
+        if self.subscription is None:
+            return
+        gpus, nodes = self.subscription.narrow(message["gpus"], message["nodes"])
+        if gpus or nodes:
+            await self.send(text_data=update_text(gpus, nodes, message["sent_at"]))
+
+    async def send_error(self, detail: str) -> None:
+        await self.send_json({"type": "error", "detail": detail})
