@@ -6,6 +6,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -58,7 +59,7 @@ def detail(request, pk: int):
     return render(request, "monitoring/alert.html", context)
 
 
-def alert_notifications(user, alert):
+def alert_notifications(user, alert) -> QuerySet:
     from monitoring.notify.models import Notification
 
     notes = Notification.objects.filter(event__alert=alert).select_related("user", "webhook", "event")

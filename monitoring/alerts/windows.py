@@ -10,6 +10,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import connection
 
+from monitoring.models import RollupProgress
+
 MINUTE = timedelta(minutes=1)
 
 
@@ -53,31 +55,36 @@ def stats(peak, minutes, head_first, b: dict) -> WindowStats:
     return WindowStats(peak, minutes or 0, expected, head_ok)
 
 
-GPU_UTIL_SQL = """
-WITH ids AS (SELECT unnest(%(ids)s::bigint[]) AS gpu_id),
-rolled AS (
-    SELECT gpu_id, max(util_gpu_max) AS peak, count(*) AS minutes, max(bucket) + interval '1 minute' AS rolled_to
-    FROM monitoring_gpuminute
-    WHERE gpu_id = ANY(%(ids)s) AND bucket >= %(m0)s AND bucket < %(m1)s AND util_gpu_max IS NOT NULL
-    GROUP BY gpu_id
-)
-SELECT ids.gpu_id, greatest(rolled.peak, head.peak, tail.peak),
-       coalesce(rolled.minutes, 0) + coalesce(tail.minutes, 0), head.first
-FROM ids
-LEFT JOIN rolled ON rolled.gpu_id = ids.gpu_id
-LEFT JOIN LATERAL (
-    SELECT max(s.util_gpu) AS peak, min(s.ts) AS first
-    FROM monitoring_gpusample s
-    WHERE s.gpu_id = ids.gpu_id AND s.util_gpu IS NOT NULL AND s.ts >= %(start)s AND s.ts < %(m0)s
-) head ON true
-LEFT JOIN LATERAL (
-    SELECT max(s.util_gpu) AS peak,
-           count(DISTINCT date_trunc('minute', s.ts)) FILTER (WHERE s.ts < %(m1)s) AS minutes
-    FROM monitoring_gpusample s
-    WHERE s.gpu_id = ids.gpu_id AND s.util_gpu IS NOT NULL
-      AND s.ts >= greatest(coalesce(rolled.rolled_to, %(m0)s), %(m0)s) AND s.ts < %(end)s
-) tail ON true
+# Whole minutes the rollup has done come from GPUMinute (a few rows per GPU, by its (gpu, bucket) index);
+# the rest are the last minute or two and the window's first partial minute of raw samples, read by time
+# (BRIN on ts) for all GPUs at once: rows lie in time order, so one GPU's samples are scattered.
+ROLLED_SQL = """
+SELECT gpu_id, max(util_gpu_max), count(*)
+FROM monitoring_gpuminute
+WHERE gpu_id = ANY(%(ids)s) AND bucket >= %(m0)s AND bucket < %(rolled)s AND util_gpu_max IS NOT NULL
+GROUP BY gpu_id
 """
+
+RAW_SQL = """
+SELECT gpu_id, max(util_gpu),
+       count(DISTINCT date_trunc('minute', ts)) FILTER (WHERE ts >= %(rolled)s AND ts < %(m1)s),
+       min(ts) FILTER (WHERE ts < %(m0)s)
+FROM monitoring_gpusample
+WHERE util_gpu IS NOT NULL
+  AND ((ts >= %(start)s AND ts < %(m0)s) OR (ts >= %(rolled)s AND ts < %(end)s))
+GROUP BY gpu_id
+"""
+
+
+def rolled_until(b: dict) -> datetime:
+    """Where the minute rollup has got to, within the window's whole minutes."""
+    progress = RollupProgress.objects.filter(table="minute").values_list("done_until", "late_since").first()
+    done, late = progress or (None, None)
+    if done is None:
+        return b["m0"]
+    if late is not None:  # minutes from the late mark on are being redone: read them raw
+        done = min(done, floor_minute(late))
+    return min(max(done, b["m0"]), b["m1"])
 
 
 def gpu_util_windows(gpu_ids: list[int], start: datetime, end: datetime) -> dict[int, WindowStats]:
@@ -85,10 +92,20 @@ def gpu_util_windows(gpu_ids: list[int], start: datetime, end: datetime) -> dict
     if not gpu_ids:
         return {}
     b = bounds(start, end)
+    b["rolled"] = rolled_until(b)
+    b["ids"] = list(gpu_ids)
     with connection.cursor() as cursor:
-        cursor.execute(GPU_UTIL_SQL, {**b, "ids": list(gpu_ids)})
-        rows = cursor.fetchall()
-    return {gpu_id: stats(peak, minutes, first, b) for gpu_id, peak, minutes, first in rows}
+        cursor.execute(ROLLED_SQL, b)
+        rolled = {gpu_id: (peak, minutes) for gpu_id, peak, minutes in cursor.fetchall()}
+        cursor.execute(RAW_SQL, b)
+        raw = {gpu_id: (peak, minutes, first) for gpu_id, peak, minutes, first in cursor.fetchall()}
+    found = {}
+    for gpu_id in gpu_ids:
+        rolled_peak, rolled_minutes = rolled.get(gpu_id, (None, 0))
+        raw_peak, raw_minutes, first = raw.get(gpu_id, (None, 0, None))
+        peaks = [p for p in (rolled_peak, raw_peak) if p is not None]
+        found[gpu_id] = stats(max(peaks) if peaks else None, rolled_minutes + raw_minutes, first, b)
+    return found
 
 
 PROCESS_SM_SQL = """

@@ -36,3 +36,22 @@ class UsageHour(models.Model):
 
     def __str__(self) -> str:
         return f"{self.os_user} on {self.gpu_id} @ {self.bucket.isoformat()}"
+
+
+class UsageMinute(models.Model):
+    """Sampled instants one OS user's processes were on one GPU within one minute (kept two days)."""
+
+    gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="usage_minutes")
+    bucket = models.DateTimeField(help_text="Start of the minute, UTC.")
+    os_user = models.CharField(max_length=64)
+    samples = models.PositiveIntegerField()
+    idle_samples = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["gpu", "bucket", "os_user"], name="usageminute_one_per_gpu_minute_user")
+        ]
+        indexes = [models.Index(fields=["bucket"], name="usageminute_bucket")]
+
+    def __str__(self) -> str:
+        return f"{self.os_user} on {self.gpu_id} @ {self.bucket.isoformat()}"

@@ -1,9 +1,10 @@
 """Roll process samples up into GPU time per GPU, OS user and hour, priced at the rate in force.
 
 Each process sample stands for one sampling interval of GPU time (the interval the server gives the
-agents); two processes of one user on one GPU at one instant count once. The current and the previous
-hour are recomputed on every run, which covers every sample an agent may still replay (the ingest
-refuses samples older than an hour).
+agents); two processes of one user on one GPU at one instant count once. Every run folds the minutes
+closed since the last run into per-minute rows (kept two days), then re-sums the hours those minutes
+belong to. Samples an agent replays into minutes already done leave a `late_since` mark (the ingest
+sets it in the flush's transaction) and the next run starts there, so each minute is exact.
 """
 
 from datetime import datetime, timedelta
@@ -14,26 +15,44 @@ from django.utils import timezone
 
 from fleet.owners import owners_by_os_username
 from monitoring.alerts.attribution import Attribution
-from monitoring.costs.models import UsageHour
+from monitoring.costs.models import UsageHour, UsageMinute
 from monitoring.costs.rates import price, rates_by_gpu
+from monitoring.models import RollupProgress
 
 HOUR = timedelta(hours=1)
+MINUTE = timedelta(minutes=1)
+# The ingest marks a sample late when it is over a minute old; minutes closed more recently may still fill in.
+SETTLE = timedelta(seconds=65)
+# The first run starts this far back; a run does at most MAX_SPAN, so catching up is spread over runs.
+FIRST_LOOKBACK = timedelta(hours=2)
+MAX_SPAN = timedelta(hours=6)
+MINUTE_RETENTION = timedelta(days=2)
 
 # One row per (GPU, instant, OS user) first, so two processes of one user count once; then hash-join the
-# GPU's sample of that instant. Scanning the hours' partitions beats walking the (gpu, ts) index: rows
-# lie in time order, so an index walk per GPU reads the heap at random.
-USAGE_SQL = """
+# GPU's sample of that instant. Scanning the minutes' partitions by time beats walking the (gpu, ts)
+# index: rows lie in time order, so an index walk per GPU reads the heap at random.
+MINUTES_SQL = """
+INSERT INTO monitoring_usageminute (gpu_id, bucket, os_user, samples, idle_samples)
 WITH instants AS (
     SELECT p.gpu_id, p.ts, p.os_user, max(p.mem_used_mib) AS memory
     FROM monitoring_processsample p
     WHERE p.ts >= %(start)s AND p.ts < %(end)s
     GROUP BY p.gpu_id, p.ts, p.os_user
 )
-SELECT i.gpu_id, date_trunc('hour', i.ts, 'UTC') AS bucket, i.os_user, count(*) AS samples,
-       count(*) FILTER (WHERE g.util_gpu < %(util)s AND i.memory >= %(memory)s) AS idle
+SELECT i.gpu_id, date_trunc('minute', i.ts, 'UTC'), i.os_user, count(*),
+       count(*) FILTER (WHERE g.util_gpu < %(util)s AND i.memory >= %(memory)s)
 FROM instants i
 LEFT JOIN monitoring_gpusample g
        ON g.gpu_id = i.gpu_id AND g.ts = i.ts AND g.ts >= %(start)s AND g.ts < %(end)s
+GROUP BY 1, 2, 3
+ON CONFLICT (gpu_id, bucket, os_user) DO UPDATE
+SET samples = EXCLUDED.samples, idle_samples = EXCLUDED.idle_samples
+"""
+
+HOURS_SQL = """
+SELECT gpu_id, date_trunc('hour', bucket, 'UTC'), os_user, sum(samples), sum(idle_samples)
+FROM monitoring_usageminute
+WHERE bucket >= %(start)s AND bucket < %(end)s
 GROUP BY 1, 2, 3
 """
 
@@ -42,7 +61,24 @@ def floor_hour(moment: datetime) -> datetime:
     return moment.replace(minute=0, second=0, microsecond=0)
 
 
-def measured_usage(start: datetime, end: datetime) -> list[tuple]:
+def floor_minute(moment: datetime) -> datetime:
+    return moment.replace(second=0, microsecond=0)
+
+
+def progress() -> RollupProgress:
+    RollupProgress.objects.get_or_create(table="usage")
+    return RollupProgress.objects.select_for_update().get(table="usage")
+
+
+def window(state: RollupProgress, now: datetime) -> tuple[datetime, datetime]:
+    start = state.done_until or floor_hour(now) - FIRST_LOOKBACK + HOUR
+    if state.late_since is not None:
+        start = min(start, state.late_since)
+    start = floor_minute(start)
+    return start, max(start, min(floor_minute(now - SETTLE), start + MAX_SPAN))
+
+
+def fold_minutes(start: datetime, end: datetime) -> None:
     params = {
         "start": start,
         "end": end,
@@ -50,17 +86,19 @@ def measured_usage(start: datetime, end: datetime) -> list[tuple]:
         "memory": settings.ALERT_IDLE_MIN_MEMORY_MIB,
     }
     with connection.cursor() as cursor:
-        cursor.execute(USAGE_SQL, params)
+        cursor.execute(MINUTES_SQL, params)
+
+
+def hours_of(start: datetime, end: datetime) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(HOURS_SQL, {"start": floor_hour(start), "end": floor_hour(end - MINUTE) + HOUR})
         return cursor.fetchall()
 
 
-def rollup_usage(now: datetime | None = None, hours: int = 2) -> int:
-    """Recompute the usage rows of the last `hours` hours (the current one included); returns rows written."""
-    now = now or timezone.now()
-    start = floor_hour(now) - timedelta(hours=hours - 1)
-    rows = measured_usage(start, now)
+def price_hours(rows: list[tuple], now: datetime) -> list[UsageHour]:
     owners = owners_by_os_username({os_user for _, _, os_user, _, _ in rows})
-    uses = Attribution({gpu_id for gpu_id, *_ in rows}, {u.id for u in owners.values()}, start, now)
+    first = min((bucket for _, bucket, *_ in rows), default=now)
+    uses = Attribution({gpu_id for gpu_id, *_ in rows}, {u.id for u in owners.values()}, first, now)
     rates = rates_by_gpu({gpu_id for gpu_id, *_ in rows})
     interval = settings.AGENT_INTERVAL_S
     usage = []
@@ -82,11 +120,28 @@ def rollup_usage(now: datetime | None = None, hours: int = 2) -> int:
                 idle_cost=price(idle_seconds, rate),
             )
         )
-    with transaction.atomic():
-        UsageHour.objects.bulk_create(
-            usage,
-            update_conflicts=True,
-            unique_fields=["gpu", "bucket", "os_user"],
-            update_fields=["user", "project", "gpu_seconds", "idle_seconds", "rate", "cost", "idle_cost"],
-        )
+    return usage
+
+
+@transaction.atomic
+def rollup_usage(now: datetime | None = None) -> int:
+    """Fold the minutes closed since the last run and re-price their hours; returns hour rows written."""
+    now = now or timezone.now()
+    state = progress()
+    start, end = window(state, now)
+    if start >= end:
+        return 0
+    fold_minutes(start, end)
+    usage = price_hours(hours_of(start, end), now)
+    UsageHour.objects.bulk_create(
+        usage,
+        update_conflicts=True,
+        unique_fields=["gpu", "bucket", "os_user"],
+        update_fields=["user", "project", "gpu_seconds", "idle_seconds", "rate", "cost", "idle_cost"],
+    )
+    # A capped run that stopped short of where the table was done picks up from there next time.
+    state.late_since = end if state.done_until and end < state.done_until else None
+    state.done_until, state.last_run_at, state.last_error = max(end, state.done_until or end), now, ""
+    state.save()
+    UsageMinute.objects.filter(bucket__lt=now - MINUTE_RETENTION).delete()
     return len(usage)

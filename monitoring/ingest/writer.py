@@ -121,9 +121,10 @@ ADVANCE_SESSIONS = """
     WHERE s.node_id = v.node AND s.session = v.session AND s.boot_id = v.boot_id
 """
 CURRENT_CONNECTIONS = "SELECT node_id, connection FROM monitoring_agentsession WHERE node_id = ANY(%s)"
+# The minute rollup and the usage rollup (monitoring/costs/rollup.py) both fold raw samples once.
 NOTE_LATE = """
     UPDATE monitoring_rollupprogress SET late_since = least(coalesce(late_since, %s), %s)
-    WHERE "table" = 'minute' AND done_until > %s
+    WHERE "table" IN ('minute', 'usage') AND done_until > %s
 """
 
 
@@ -293,7 +294,7 @@ def advance_sessions(cursor, frames: list[Frame]) -> None:
 
 
 def note_late(cursor, samples: list[tuple[GPURef, Sample]], now: datetime) -> None:
-    """Tell the minute rollup to look again where a replay filled in a minute it may have done already."""
+    """Tell the rollups to look again where a replay filled in a minute they may have done already."""
     if not samples:
         return
     oldest = min(sample.ts for _, sample in samples)

@@ -17,5 +17,5 @@ TRANSPORTS = {
 }
 
 
-def transport_for(notification):
+def transport_for(notification) -> Transport:
     return import_string(TRANSPORTS[notification.transport])(notification)

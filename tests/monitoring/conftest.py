@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 import pytest
 import time_machine
 
+from tests.support.ingest import agent  # noqa: F401  (a fixture: a scripted agent through the real ingest)
 from tests.support.telemetry import add_gpu
 
 T0 = datetime(2026, 11, 10, 12, 0, tzinfo=UTC)

@@ -25,7 +25,7 @@ def priced_gpu(gpu):
 
 def spend(gpu, clock, start_min: int, end_min: int, user: str = "alice"):
     stream(gpu, T0 + start_min * MIN, T0 + end_min * MIN, util=90, processes=[process(1, user)])
-    clock.move_to(T0 + end_min * MIN)
+    clock.move_to(T0 + (end_min + 2) * MIN)  # the usage rollup folds minutes closed over a minute ago
     rollup_usage()
     return engine.evaluate()
 

@@ -27,7 +27,7 @@ def month(cast, gpu, clock):
     stream(gpu, T0, T0 + 30 * MIN, util=half_idle, processes=[process(1, "alice")])
     stream(l40s, T0 - 30 * MIN, T0 + 30 * MIN, util=95, processes=[process(2, "bob")])
     stream(add_gpu("gpu-03", 0), T0, T0 + 6 * MIN, util=0, processes=[process(3, "carol")])
-    clock.move_to(T0 + 30 * MIN)
+    clock.move_to(T0 + 32 * MIN)
     rollup_usage()
     return {"l40s": l40s}
 
@@ -82,7 +82,7 @@ def test_runs_show_their_cost(client, cast, gpu, month):
         workload="digits_cnn",
         strategy="single",
         status=RunStatus.RUNNING,
-        started_at=T0 - 30 * MIN,
+        started_at=T0 - 28 * MIN,  # an hour before the page is read
     )
     run.gpus.add(gpu)
     row = page(client, cast["owner"]).split(f'data-run="{run.pk}"')[1].split("</tr>")[0]

@@ -8,7 +8,7 @@ notices, so their alerts skip email (in-app and webhooks only).
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from fleet.choices import AlertKind, AlertSeverity, ReservationEventKind, ReservationStatus
 from fleet.localtime import when
@@ -22,7 +22,7 @@ from monitoring.alerts.rules.idle import stale_after
 from monitoring.alerts.windows import gpu_util_windows
 
 
-def active_now(now: datetime):
+def active_now(now: datetime) -> QuerySet:
     return Reservation.objects.filter(status=ReservationStatus.ACTIVE, start__lte=now, end__gt=now)
 
 
