@@ -1,5 +1,7 @@
 """The timeline page: GPUs × days, bookings coloured by user or project, the free slots left light."""
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -67,3 +69,9 @@ def test_the_timeline_api_lists_each_gpu_with_its_bookings(alice, cast, fleet_gp
     assert len(rows) == len(fleet_gpus)
     first = next(r for r in rows if r["gpu"]["id"] == fleet_gpus[0].pk)
     assert [b["user"] for b in first["bookings"]] == ["bob"]
+
+
+def test_earlier_and_later_keep_the_filters(alice, fleet_gpus):
+    body = alice.get(URL, {"model": fleet_gpus[0].model.pk, "colour": "project", "days": 3}).content.decode()
+    later = (timezone.localdate() + timedelta(days=3)).strftime("%Y-%m-%d")
+    assert f"?model={fleet_gpus[0].model.pk}&amp;colour=project&amp;days=3&amp;start={later}" in body
