@@ -1,14 +1,14 @@
-"""The Celery app: the default queue for central work, `node.<hostname>` queues for node workers."""
+"""The Celery app: the default queue for central work, `node.<hostname>` queues for node workers.
+
+Loaded by fleet/__init__.py, so that every process of the project (web, workers, beat) sends tasks
+through the broker the settings name, never Celery's built-in default.
+"""
 
 import os
 
 from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
-
-from fleet.startup import setup_django  # noqa: E402
-
-setup_django()
 
 app = Celery("fleet")
 app.config_from_object("django.conf:settings", namespace="CELERY")
