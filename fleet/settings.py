@@ -84,8 +84,13 @@ CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         # redis-py 8 reads with a 5 s socket timeout by default, exactly channels-redis's 5 s BZPOPMIN wait:
-        # every consumer idle for 5 s would die with "Timeout reading". Reads may take longer than the wait.
-        "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}], "capacity": 1000, "expiry": 30},
+        # every consumer idle for 5 s would die with "Timeout reading". No read timeout (any finite one also
+        # hangs cancelling a consumer at loop shutdown); TCP keepalive notices a dead server instead.
+        "CONFIG": {
+            "hosts": [{"address": REDIS_URL, "socket_timeout": None, "socket_keepalive": True}],
+            "capacity": 1000,
+            "expiry": 30,
+        },
     }
 }
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
