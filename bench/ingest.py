@@ -25,6 +25,7 @@ import uuid
 from pathlib import Path
 
 import psutil
+import psycopg
 from websockets.asyncio.client import connect
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -58,15 +59,19 @@ def free_port() -> int:
 
 
 def server_argv(kind: str, port: int) -> list[str]:
-    if kind == "daphne":
-        return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "fleet.asgi:application"]
-    return [sys.executable, "-m", "uvicorn", "fleet.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
+    """A server name, optionally with its own options: "uvicorn", "uvicorn:--ws-per-message-deflate=false"."""
+    name, _, options = kind.partition(":")
+    extra = options.split() if options else []
+    if name == "daphne":
+        return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), *extra, "fleet.asgi:application"]
+    app = [sys.executable, "-m", "uvicorn", "fleet.asgi:application"]
+    return [*app, "--host", "127.0.0.1", "--port", str(port), "--no-access-log", *extra]
 
 
 def start_server(kind: str, writer: str, log_dir: Path) -> tuple[subprocess.Popen, int]:
     port = free_port()
     env = dict(os.environ, INGEST_WRITER=writer, DEBUG="0", LOG_LEVEL="WARNING", PYTHONUNBUFFERED="1")
-    log = open(log_dir / f"server-{kind}-{writer}.log", "wb")
+    log = open(log_dir / f"server-{kind.partition(':')[0]}-{writer}.log", "wb")
     process = subprocess.Popen(server_argv(kind, port), cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while True:
@@ -159,8 +164,35 @@ class LoadAgent:
 
 
 def cpu_seconds(process: psutil.Process) -> float:
-    times = process.cpu_times()
+    """User + system CPU of a process and its children (uvicorn --workers runs the app in children)."""
+    total = 0.0
+    for each in [process, *process.children(recursive=True)]:
+        try:
+            times = each.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def own_cpu() -> float:
+    times = psutil.Process().cpu_times()
     return times.user + times.system
+
+
+def database_cpu() -> float:
+    """CPU of the PostgreSQL backends serving this database (the server's writer among them)."""
+    db = connection.settings_dict
+    with psycopg.connect(host=db["HOST"] or None, port=db["PORT"] or None, user=db["USER"], dbname=db["NAME"]) as conn:
+        pids = [row[0] for row in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")]
+    total = 0.0
+    for pid in pids:
+        try:
+            times = psutil.Process(pid).cpu_times()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        total += times.user + times.system
+    return total
 
 
 async def measure(agents: list[LoadAgent], port: int, server: psutil.Process, warmup: float, seconds: float) -> dict:
@@ -168,17 +200,15 @@ async def measure(agents: list[LoadAgent], port: int, server: psutil.Process, wa
     url = f"ws://127.0.0.1:{port}/ws/agent/"
     tasks = [asyncio.create_task(agent.run(url, stop)) for agent in agents]
     await asyncio.sleep(warmup)
-    acked_before, cpu_before, own_before = (
-        sum(a.acked for a in agents),
-        cpu_seconds(server),
-        cpu_seconds(psutil.Process()),
-    )
+    acked_before, cpu_before, own_before = sum(a.acked for a in agents), cpu_seconds(server), own_cpu()
+    db_before = await asyncio.to_thread(database_cpu)
     latencies_from = [len(a.latencies) for a in agents]
     started = time.perf_counter()
     await asyncio.sleep(seconds)
     elapsed = time.perf_counter() - started
     acked = sum(a.acked for a in agents) - acked_before
-    cpu, own = cpu_seconds(server) - cpu_before, cpu_seconds(psutil.Process()) - own_before
+    cpu, own = cpu_seconds(server) - cpu_before, own_cpu() - own_before
+    db = await asyncio.to_thread(database_cpu) - db_before
     latencies = sorted(x for a, first in zip(agents, latencies_from, strict=True) for x in a.latencies[first:])
     stop.set()
     await asyncio.gather(*tasks)
@@ -187,6 +217,7 @@ async def measure(agents: list[LoadAgent], port: int, server: psutil.Process, wa
         "samples_per_s": samples / elapsed,
         "server_cpu_ms_per_1000": 1000 * cpu / (samples / 1000) if samples else float("nan"),
         "server_cpu_share": cpu / elapsed,
+        "db_cpu_ms_per_1000": 1000 * db / (samples / 1000) if samples else float("nan"),
         "generator_cpu_share": own / elapsed,
         "ack_p50_ms": 1000 * statistics.median(latencies) if latencies else float("nan"),
         "ack_p99_ms": 1000 * latencies[int(len(latencies) * 0.99)] if latencies else float("nan"),
@@ -237,7 +268,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=5)
     parser.add_argument("--window", type=int, default=32, help="unacked frames an agent may have out")
     parser.add_argument("--rate", type=float, default=0, help="frames/s per agent (0: as fast as acks allow)")
-    parser.add_argument("--servers", default="uvicorn,daphne")
+    parser.add_argument("--servers", default="uvicorn,daphne", help='e.g. "uvicorn,uvicorn:--workers 2,daphne"')
     parser.add_argument("--writers", default="insert,copy,per-sample")
     parser.add_argument("--logs", default=str(BASE_DIR / "var" / "bench"))
     args = parser.parse_args()
@@ -245,19 +276,39 @@ def main() -> None:
     log_dir.mkdir(parents=True, exist_ok=True)
     print(f"{args.agents} agents x {GPUS} GPUs, {args.seconds:g} s measured after {args.warmup:g} s warm-up, "
           f"window {args.window}, rate {args.rate or 'max'}; {os.cpu_count()} cores")  # fmt: skip
-    header = f"{'server':<9}{'writer':<12}{'samples/s':>11}{'CPU ms/1k':>11}{'server CPU':>11}{'gen CPU':>9}"
-    print(header + f"{'ack p50':>9}{'ack p99':>9}  stored = acked")
+    print(" | ".join(COLUMNS))
     for kind in args.servers.split(","):
         for writer in args.writers.split(","):
-            r = run_one(kind, writer, args, log_dir)
-            verdict = "yes" if r["zero_loss"] else f"NO ({r['errors']} errors)"
-            print(
-                f"{kind:<9}{writer:<12}{r['samples_per_s']:>11,.0f}{r['server_cpu_ms_per_1000']:>11.1f}"
-                f"{r['server_cpu_share']:>10.0%} {r['generator_cpu_share']:>8.0%}"
-                f"{r['ack_p50_ms']:>7.0f}ms{r['ack_p99_ms']:>7.0f}ms  {r['stored']:,} = {r['acked']:,}"
-                f" {verdict}",
-                flush=True,
-            )
+            print(row(f"{kind} / {writer}", run_one(kind, writer, args, log_dir)), flush=True)
+
+
+COLUMNS = [
+    "server / writer",
+    "samples/s",
+    "server CPU ms/1k",
+    "DB CPU ms/1k",
+    "server CPU",
+    "load gen CPU",
+    "ack p50",
+    "ack p99",
+    "stored = acked",
+]
+
+
+def row(label: str, r: dict) -> str:
+    verdict = "yes" if r["zero_loss"] else f"NO ({r['errors']} errors)"
+    cells = [
+        label,
+        f"{r['samples_per_s']:,.0f}",
+        f"{r['server_cpu_ms_per_1000']:.1f}",
+        f"{r['db_cpu_ms_per_1000']:.1f}",
+        f"{r['server_cpu_share']:.0%}",
+        f"{r['generator_cpu_share']:.0%}",
+        f"{r['ack_p50_ms']:.0f} ms",
+        f"{r['ack_p99_ms']:.0f} ms",
+        f"{r['stored']:,} = {r['acked']:,} {verdict}",
+    ]
+    return " | ".join(cells)
 
 
 if __name__ == "__main__":

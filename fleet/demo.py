@@ -17,6 +17,14 @@ VAR = BASE_DIR / "var"
 DEMO_DIR = VAR / "demo"
 LOG_DIR = VAR / "log"
 PYTHON = sys.executable
+# The NVML name each demo node's simulated agent reports, so its hello confirms the GPUs the demo seeded
+# (fleet.demo_data.DEMO_NODES, which needs Django; tests check the two agree).
+DEMO_GPU_MODELS = {
+    "gpu-h100-01": "NVIDIA H100 80GB HBM3",
+    "gpu-a100-01": "NVIDIA A100-SXM4-80GB",
+    "gpu-a100-02": "NVIDIA A100-SXM4-40GB",
+    "gpu-l40s-01": "NVIDIA L40S",
+}
 
 
 def manage(env: dict, *args: str) -> None:
@@ -46,6 +54,8 @@ def background_processes(port: int, tokens: dict[str, str]) -> list[tuple[str, l
             "--simulate",
             "8",
         ]
+        if hostname in DEMO_GPU_MODELS:
+            agent += ["--gpu-model", DEMO_GPU_MODELS[hostname]]
         processes.append((f"agent-{hostname}", agent))
     return processes
 

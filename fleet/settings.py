@@ -157,11 +157,11 @@ AGENT_INTERVAL_S = env_float("AGENT_INTERVAL_S", default=1.0, minimum=0.1)
 AGENT_MAX_FRAME_BYTES = env_int("AGENT_MAX_FRAME_BYTES", default=1024 * 1024, minimum=1024)
 METRICS_TOKEN = env_str("METRICS_TOKEN", default="")
 # Ingest: frames from every agent connection wait up to INGEST_FLUSH_MS (or until INGEST_FLUSH_SAMPLES
-# samples are waiting) and are written in one transaction. INGEST_WRITER: "insert" (multi-row INSERT),
-# "copy" (COPY through a staging table) or "per-sample" (one INSERT per sample; the benchmark's baseline).
+# samples are waiting) and are written in one transaction. INGEST_WRITER: "copy" (COPY through staging
+# tables), "insert" (multi-row INSERT) or "per-sample" (one INSERT per sample; the benchmark's baseline).
 INGEST_FLUSH_MS = env_float("INGEST_FLUSH_MS", default=20.0, minimum=1.0)
 INGEST_FLUSH_SAMPLES = env_int("INGEST_FLUSH_SAMPLES", default=5000, minimum=1)
-INGEST_WRITER = env_choice("INGEST_WRITER", default="insert", choices=("insert", "copy", "per-sample"))
+INGEST_WRITER = env_choice("INGEST_WRITER", default="copy", choices=("copy", "insert", "per-sample"))
 # Retention: raw samples, then 1-minute rollups, then 1-hour rollups (0 keeps them forever).
 FLEET_RAW_RETENTION_HOURS = env_int("FLEET_RAW_RETENTION_HOURS", default=48, minimum=2)
 FLEET_MINUTE_RETENTION_DAYS = env_int("FLEET_MINUTE_RETENTION_DAYS", default=90, minimum=1)

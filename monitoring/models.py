@@ -37,7 +37,10 @@ class GPUSample(MetricColumns):
     """One raw sample of one GPU (kept a short time, then rolled up)."""
 
     pk = models.CompositePrimaryKey("gpu", "ts")
-    gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="samples")
+    # No database-level foreign key on the raw tables: its per-row check at commit doubled the cost of a
+    # flush (docs/benchmarks.md). The ingest writes only GPUs a hello registered; deleting a GPU through
+    # Django still deletes its samples.
+    gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="samples", db_constraint=False)
     ts = models.DateTimeField()
 
     def __str__(self) -> str:
@@ -48,7 +51,7 @@ class ProcessSample(models.Model):
     """One process seen on one GPU in one sample."""
 
     pk = models.CompositePrimaryKey("gpu", "ts", "pid")
-    gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="process_samples")
+    gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="process_samples", db_constraint=False)
     ts = models.DateTimeField()
     pid = models.PositiveIntegerField()
     os_user = models.CharField(max_length=64, blank=True)
@@ -141,6 +144,7 @@ class AgentSession(models.Model):
     session = models.CharField(max_length=64, blank=True, help_text="The agent start's id from its hello.")
     boot_id = models.CharField(max_length=64, blank=True)
     last_seq = models.PositiveBigIntegerField(default=0)
+    connection = models.CharField(max_length=32, blank=True, help_text="The newest connection; older ones close.")
     connected_at = models.DateTimeField()
 
     def __str__(self) -> str:

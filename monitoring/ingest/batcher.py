@@ -37,9 +37,15 @@ class StoreError(Exception):
 
 @dataclass
 class Link:
-    """One agent connection as the batcher sees it; broken after a failed flush so later frames are not acked."""
+    """One agent connection as the batcher sees it.
 
+    Broken after a failed flush, so its later frames are not acked; replaced once a flush finds a newer
+    connection of its node (perhaps in another server process).
+    """
+
+    connection: str = ""
     broken: bool = False
+    replaced: bool = False
 
 
 class Batcher:
@@ -105,7 +111,11 @@ class Batcher:
             self._fail(batch, exc)
             return
         self.flushes += 1
-        for _, future in batch:
+        for frame, future in batch:
+            if frame.link is not None and result.connections.get(frame.node_id, frame.link.connection) != (
+                frame.link.connection
+            ):
+                frame.link.replaced = True
             if not future.done():
                 future.set_result(None)
         self._publisher.send(result)

@@ -3,12 +3,18 @@
 connect() checks the node token; the first frame must be a hello; every later samples frame is
 validated, handed to this process's batcher, and acked once the flush holding it has committed.
 Acks go out in seq order from one task per connection, so a slow flush never stops us reading.
+
+A newer connection of a node closes the older one (4409): at once in the same process, and after
+the older one's next flush in another process (each hello records the newest connection).
+Agent connections use no channel layer: a consumer's channel-layer read, cancelled when it
+disconnects, could hang in channels-redis and with it the server's shutdown.
 """
 
 import asyncio
 import json
 import logging
 import time
+import uuid
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -33,8 +39,8 @@ CLOSE_NOT_STORED = 1011
 IN_FLIGHT = 256
 
 
-def agent_group(node_id: int) -> str:
-    return f"agent.node.{node_id}"
+# This process's newest connection of each node.
+current: dict[int, "AgentConsumer"] = {}
 
 
 def bearer_token(scope: dict) -> str:
@@ -48,12 +54,15 @@ def bearer_token(scope: dict) -> str:
 class AgentConsumer(AsyncWebsocketConsumer):
     """One node agent's connection."""
 
+    channel_layer_alias = None  # see the module docstring
+
     async def connect(self) -> None:
         self.node = await database_sync_to_async(node_for_token)(bearer_token(self.scope))
         self.welcome: Welcome | None = None
-        self.link = Link()
+        self.link = Link(connection=uuid.uuid4().hex)
         self.acks: asyncio.Queue = asyncio.Queue(maxsize=IN_FLIGHT)
         self.ack_task: asyncio.Task | None = None
+        self.ignored_types: set[str] = set()
         await self.accept()
         if self.node is None:
             await self.close(CLOSE_BAD_TOKEN, "missing or unknown node token")
@@ -79,18 +88,26 @@ class AgentConsumer(AsyncWebsocketConsumer):
                 await self.on_samples(frame)
             elif frame.get("type") == "hello":
                 raise FrameError("unexpected_hello", "hello was already received on this connection")
+            elif not isinstance(frame.get("type"), str):
+                raise FrameError("bad_payload", "type: a frame type is required")
             else:
-                raise FrameError("unknown_type", f"type {str(frame.get('type'))[:40]!r} is not part of protocol 1")
+                self.ignore_type(frame["type"])
         except FrameError as error:
             await self.send_json(error.frame())
             if self.welcome is None:
                 await self.close(CLOSE_PROTOCOL_VIOLATION, f"hello required first ({error.code})")
 
+    def ignore_type(self, kind: str) -> None:
+        """Frame types of newer agents are ignored (protocol v1), and said once per connection."""
+        if kind not in self.ignored_types:
+            self.ignored_types.add(kind)
+            log.info("ignoring %.40r frames from %s (not part of protocol 1)", kind, self.node.hostname)
+
     async def on_first_frame(self, frame: dict) -> None:
         if frame.get("type") != "hello":
             raise FrameError("no_hello", f"the first frame must be a hello, not {str(frame.get('type'))[:40]!r}")
         hello = check_hello(frame)
-        self.welcome = await database_sync_to_async(accept_hello)(self.node.pk, hello, timezone.now())
+        self.welcome = await database_sync_to_async(accept_hello)(self.node.pk, hello, self.link.connection)
         self.hello = hello
         await self.take_over_node()
         self.ack_task = asyncio.get_running_loop().create_task(self.send_acks())
@@ -107,18 +124,15 @@ class AgentConsumer(AsyncWebsocketConsumer):
             await publish.node_status(self.node.hostname, "online")
 
     async def take_over_node(self) -> None:
-        """Close any older connection of this node, in any process, and become the one it listens to."""
-        group = agent_group(self.node.pk)
-        try:
-            await self.channel_layer.group_send(group, {"type": "agent.replaced", "channel": self.channel_name})
-            await self.channel_layer.group_add(group, self.channel_name)
-        except Exception:
-            log.warning("could not tell older connections of %s to close (channel layer down?)", self.node.hostname)
+        """Become this node's connection in this process, closing an older one."""
+        older = current.get(self.node.pk)
+        current[self.node.pk] = self
+        if older is not None and older is not self:
+            await older.close_as_replaced()
 
-    async def agent_replaced(self, event: dict) -> None:
-        if event["channel"] != self.channel_name:
-            log.info("a newer connection of %s replaces this one", self.node.hostname)
-            await self.close(CLOSE_REPLACED, "replaced by a newer connection of this node")
+    async def close_as_replaced(self) -> None:
+        log.info("a newer connection of %s replaces this one", self.node.hostname)
+        await self.close(CLOSE_REPLACED, "replaced by a newer connection of this node")
 
     async def on_samples(self, frame: dict) -> None:
         checked = check_samples(frame, self.welcome.gpus.keys(), time.time())
@@ -147,6 +161,9 @@ class AgentConsumer(AsyncWebsocketConsumer):
                 await self.send_json({"type": "error", "code": "not_stored", "detail": str(error), "seq": seq})
                 continue
             await self.send(text_data=f'{{"type":"ack","seq":{seq}}}')
+            if self.link.replaced:
+                await self.close_as_replaced()
+                return
 
     async def send_json(self, content: dict) -> None:
         await self.send(text_data=json.dumps(content))
@@ -154,8 +171,5 @@ class AgentConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if self.ack_task is not None:
             self.ack_task.cancel()
-        if self.node is not None and self.welcome is not None:
-            try:
-                await self.channel_layer.group_discard(agent_group(self.node.pk), self.channel_name)
-            except Exception:
-                log.warning("could not leave the group of %s", self.node.hostname)
+        if self.node is not None and current.get(self.node.pk) is self:
+            del current[self.node.pk]

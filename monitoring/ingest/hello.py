@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
+from django.utils import timezone
 
 from fleet.choices import NodeStatus
 from fleet.gpu_models import model_for_nvml_name
@@ -26,7 +27,9 @@ class Welcome:
 
 
 @transaction.atomic
-def accept_hello(node_id: int, hello: Hello, now: datetime) -> Welcome:
+def accept_hello(node_id: int, hello: Hello, connection: str = "", now: datetime | None = None) -> Welcome:
+    # The time is taken here, not by the caller: under load a hello may wait for the ORM thread.
+    now = now or timezone.now()
     node = Node.objects.select_for_update().get(pk=node_id)
     if hello.hostname != node.hostname:
         raise FrameError(
@@ -34,7 +37,7 @@ def accept_hello(node_id: int, hello: Hello, now: datetime) -> Welcome:
         )
     came_online = mark_connected(node, hello, now)
     gpus = upsert_gpus(node, hello.gpus)
-    resume_seq = resume_after(node, hello, now)
+    resume_seq = resume_after(node, hello, connection, now)
     refs = {gpu.uuid: GPURef(gpu.pk, gpu.uuid, gpu.index, node.hostname, gpu.memory_total_mib) for gpu in gpus}
     return Welcome(refs, resume_seq, came_online)
 
@@ -56,14 +59,14 @@ def mark_connected(node: Node, hello: Hello, now: datetime) -> bool:
     return came_online
 
 
-def resume_after(node: Node, hello: Hello, now: datetime) -> int:
+def resume_after(node: Node, hello: Hello, connection: str, now: datetime) -> int:
     """The highest seq stored from this agent start; a new start (session or boot) begins again at 0."""
     session, created = AgentSession.objects.select_for_update().get_or_create(
         node=node, defaults={"session": hello.session, "boot_id": hello.boot_id, "connected_at": now}
     )
     if not created and (session.session, session.boot_id) != (hello.session, hello.boot_id):
         session.session, session.boot_id, session.last_seq = hello.session, hello.boot_id, 0
-    session.connected_at = now
+    session.connected_at, session.connection = now, connection
     session.save()
     return session.last_seq
 

@@ -114,7 +114,7 @@ def parse(text: str | None, binary: bytes | None, max_bytes: int) -> dict:
     except ValueError as exc:
         raise FrameError("not_json", f"frame is not JSON: {exc}") from None
     if not isinstance(frame, dict):
-        raise FrameError("bad_payload", f"frame: a JSON object is required, not {type(frame).__name__}")
+        raise FrameError("not_json", f"a frame must be a JSON object, not {type(frame).__name__}")
     return frame
 
 
@@ -169,26 +169,38 @@ def check_sample(raw: object, path: str, known_gpus: set[str], now: float, probl
         problems.add("bad_ts", f"{path}.ts", f"{ts - now:.0f} s in the future; check the node's clock")
     elif ts < now - PAST_LIMIT_S:
         problems.add("bad_ts", f"{path}.ts", f"{now - ts:.0f} s old; the agent buffer holds {PAST_LIMIT_S:.0f} s")
-    values = tuple(check_metric(raw.get(m.key), m, f"{path}.{m.key}", problems) for m in METRICS)
+    values = check_metrics(raw, path, problems)
     processes = check_processes(raw.get("processes"), f"{path}.processes", now, problems)
     if len(problems.items) > before:
         return None
     return Sample(uuid, float(ts), values, processes)
 
 
-def check_metric(value: object, metric, path: str, problems: Problems) -> float | int | None:
-    if value is None:
-        return None
-    why = number_problem(value, metric.min, metric.max)
-    if why is None and metric.key in INTEGER_COLUMNS:
-        if isinstance(value, float) and not value.is_integer():
-            why = "not a whole number"
+# (key, lowest, highest, whole numbers only), in METRICS order.
+METRIC_SPECS = tuple((m.key, m.min, m.max, m.key in INTEGER_COLUMNS) for m in METRICS)
+
+
+def check_metrics(raw: dict, path: str, problems: Problems) -> tuple:
+    """The metric values in METRICS order: floats, ints for counters, None for N/A.
+
+    This runs for every sample of every GPU, so the plain case is one type test and one range test;
+    the reasons are worked out only for a value that fails them.
+    """
+    values = []
+    for key, low, high, whole in METRIC_SPECS:
+        value = raw.get(key)
+        kind = type(value)
+        if value is None:
+            values.append(None)
+        elif (
+            (kind is int or kind is float) and low <= value <= high and (kind is int or not whole or value.is_integer())
+        ):
+            values.append(int(value) if whole else float(value))
         else:
-            return int(value)
-    if why is not None:
-        problems.add("bad_payload", path, why)
-        return None
-    return float(value)
+            why = number_problem(value, low, high) or "not a whole number"
+            problems.add("bad_payload", f"{path}.{key}", why)
+            values.append(None)
+    return tuple(values)
 
 
 def check_processes(raw: object, path: str, now: float, problems: Problems) -> list[dict] | None:
@@ -201,34 +213,40 @@ def check_processes(raw: object, path: str, now: float, problems: Problems) -> l
     if len(raw) > MAX_PROCESSES:
         problems.add("bad_payload", path, f"more than {MAX_PROCESSES} processes")
         return None
-    checked = [check_process(p, f"{path}[{i}]", now, problems) for i, p in enumerate(raw)]
+    checked = [check_process(p, path, i, now, problems) for i, p in enumerate(raw)]
     return [p for p in checked if p is not None]
 
 
-def check_process(raw: object, path: str, now: float, problems: Problems) -> dict | None:
+PROCESS_NUMBERS = (("mem_used_mib", 0, 4 * 1024 * 1024), ("sm_util", 0, 100), ("started_at", 0, 1e12))
+
+
+def check_process(raw: object, path: str, index: int, now: float, problems: Problems) -> dict | None:
     if not isinstance(raw, dict):
-        problems.add("bad_payload", path, "an object is required")
+        problems.add("bad_payload", f"{path}[{index}]", "an object is required")
         return None
     before = len(problems.items)
     pid = raw.get("pid")
-    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 <= pid <= PID_MAX:
-        problems.add("bad_payload", f"{path}.pid", "a process id (whole number) is required")
+    if type(pid) is not int or not 0 <= pid <= PID_MAX:
+        problems.add("bad_payload", f"{path}[{index}].pid", "a process id (whole number) is required")
     process = {"pid": pid}
     for key, limit in TEXT_LIMITS.items():
         value = raw.get(key)
         if value is None:
             value = ""
-        elif not isinstance(value, str):
-            problems.add("bad_payload", f"{path}.{key}", "text or null is required")
+        elif type(value) is not str:
+            problems.add("bad_payload", f"{path}[{index}].{key}", "text or null is required")
             continue
         process[key] = value[:limit]
-    for key, low, high in (("mem_used_mib", 0, 4 * 1024 * 1024), ("sm_util", 0, 100), ("started_at", 0, None)):
+    for key, low, high in PROCESS_NUMBERS:
         value = raw.get(key)
-        if value is not None and (why := number_problem(value, low, high)) is not None:
-            problems.add("bad_payload", f"{path}.{key}", why)
-        process[key] = None if value is None else float(value)
-    if process["started_at"] is not None and process["started_at"] > now + FUTURE_SLACK_S:
-        problems.add("bad_ts", f"{path}.started_at", "in the future")
+        kind = type(value)
+        if value is None or ((kind is float or kind is int) and low <= value <= high):
+            process[key] = None if value is None else float(value)
+        else:
+            problems.add("bad_payload", f"{path}[{index}].{key}", number_problem(value, low, high) or "out of range")
+    started = process.get("started_at")
+    if started is not None and started > now + FUTURE_SLACK_S:
+        problems.add("bad_ts", f"{path}[{index}].started_at", "in the future")
     return process if len(problems.items) == before else None
 
 

@@ -1,16 +1,19 @@
 """The SQL of one flush: every accepted frame of the last few milliseconds, from every node, in one transaction.
 
-Raw samples go in with one multi-row INSERT ... ON CONFLICT (gpu_id, ts) DO NOTHING (arrays unnested
-server-side, so a flush is one statement whatever its size; COPY through a staging table is the
-alternative, chosen by INGEST_WRITER; docs/benchmarks.md has the figures). A replayed sample is
-skipped by the primary key. The GPUs' latest state is one UPDATE ... FROM unnest(...) per flush and
-only moves forward in time, so a replay never overwrites newer state.
+Raw and process samples are COPied (binary) into session-local staging tables and moved over with
+INSERT ... SELECT ... ON CONFLICT DO NOTHING, so a replayed sample is skipped by the primary key.
+COPY costs a sixth of the client CPU of a multi-row INSERT over unnested arrays and about half its
+time (INGEST_WRITER=insert keeps that one; docs/benchmarks.md has the figures). The GPUs' latest
+state is one UPDATE ... FROM unnest(...) per flush and only moves forward in time, so a replay never
+overwrites newer state.
 """
 
 import json
+import weakref
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
+import psycopg
 from django.db import connection, models, transaction
 
 from fleet.choices import NodeStatus
@@ -26,38 +29,79 @@ SQL_TYPES = {
     for key in METRIC_KEYS
 }
 METRIC_LIST = ", ".join(METRIC_KEYS)
-METRIC_ARRAYS = ", ".join(f"%s::{SQL_TYPES[key]}[]" for key in METRIC_KEYS)
+# %b: arrays go as binary parameters (text ones are quoted element by element, in Python).
+METRIC_ARRAYS = ", ".join(f"%b::{SQL_TYPES[key]}[]" for key in METRIC_KEYS)
 METRIC_ALIASES = ", ".join(f"m_{key}" for key in METRIC_KEYS)
 
 INSERT_SAMPLES = f"""
     INSERT INTO monitoring_gpusample (gpu_id, ts, {METRIC_LIST})
     SELECT g, to_timestamp(t), {METRIC_ALIASES}
-    FROM unnest(%s::bigint[], %s::float8[], {METRIC_ARRAYS}) AS v(g, t, {METRIC_ALIASES})
+    FROM unnest(%b::bigint[], %b::float8[], {METRIC_ARRAYS}) AS v(g, t, {METRIC_ALIASES})
     ON CONFLICT (gpu_id, ts) DO NOTHING
 """
-STAGE_TABLE = "ingest_stage_gpusample"
-CREATE_STAGE = f"""
-    CREATE TEMPORARY TABLE IF NOT EXISTS {STAGE_TABLE}
-    (g bigint, t float8, {", ".join(f"m_{key} {SQL_TYPES[key]}" for key in METRIC_KEYS)}) ON COMMIT DELETE ROWS
-"""
-COPY_STAGE = f"COPY {STAGE_TABLE} FROM STDIN (FORMAT BINARY)"
-INSERT_FROM_STAGE = f"""
-    INSERT INTO monitoring_gpusample (gpu_id, ts, {METRIC_LIST})
-    SELECT g, to_timestamp(t), {METRIC_ALIASES} FROM {STAGE_TABLE}
-    ON CONFLICT (gpu_id, ts) DO NOTHING
+PROCESS_COLUMNS = (
+    ("g", "bigint"),
+    ("t", "float8"),
+    ("pid", "integer"),
+    ("os_user", "text"),
+    ("name", "text"),
+    ("cmdline", "text"),
+    ("mem", "float8"),
+    ("sm", "float8"),
+    ("started", "float8"),
+)
+SAMPLE_COLUMNS = (("g", "bigint"), ("t", "float8"), *((f"m_{key}", SQL_TYPES[key]) for key in METRIC_KEYS))
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A session-local table that COPY fills for one flush and that empties itself at commit."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+
+    @property
+    def create(self) -> str:
+        columns = ", ".join(f"{name} {sql_type}" for name, sql_type in self.columns)
+        return f"CREATE TEMPORARY TABLE IF NOT EXISTS {self.name} ({columns}) ON COMMIT DELETE ROWS"
+
+    @property
+    def copy(self) -> str:
+        return f"COPY {self.name} FROM STDIN (FORMAT BINARY)"
+
+    @property
+    def types(self) -> list[str]:
+        return [{"bigint": "int8", "integer": "int4"}.get(sql_type, sql_type) for _, sql_type in self.columns]
+
+
+SAMPLE_STAGE = Stage("ingest_stage_gpusample", SAMPLE_COLUMNS)
+PROCESS_STAGE = Stage("ingest_stage_processsample", PROCESS_COLUMNS)
+# One statement moves both: the samples that are new (a replayed one conflicts and is skipped), then the
+# processes of exactly those samples, with a plain insert (ON CONFLICT cost a third more per process row).
+INSERT_FROM_STAGES = f"""
+    WITH new AS (
+        INSERT INTO monitoring_gpusample (gpu_id, ts, {METRIC_LIST})
+        SELECT g, to_timestamp(t), {METRIC_ALIASES} FROM ingest_stage_gpusample
+        ON CONFLICT (gpu_id, ts) DO NOTHING
+        RETURNING gpu_id, ts
+    )
+    INSERT INTO monitoring_processsample
+        (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at)
+    SELECT p.g, new.ts, p.pid, p.os_user, p.name, p.cmdline, p.mem, p.sm, to_timestamp(p.started)
+    FROM ingest_stage_processsample AS p JOIN new ON new.gpu_id = p.g AND new.ts = to_timestamp(p.t)
 """
 INSERT_PROCESSES = """
     INSERT INTO monitoring_processsample
         (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at)
     SELECT g, to_timestamp(t), pid, os_user, name, cmdline, mem, sm, to_timestamp(started)
-    FROM unnest(%s::bigint[], %s::float8[], %s::int[], %s::text[], %s::text[], %s::text[],
-                %s::float8[], %s::float8[], %s::float8[]) AS v(g, t, pid, os_user, name, cmdline, mem, sm, started)
+    FROM unnest(%b::bigint[], %b::float8[], %b::int[], %b::text[], %b::text[], %b::text[],
+                %b::float8[], %b::float8[], %b::float8[]) AS v(g, t, pid, os_user, name, cmdline, mem, sm, started)
     ON CONFLICT (gpu_id, ts, pid) DO NOTHING
 """
 UPDATE_LATEST = f"""
     UPDATE fleet_gpu AS gpu SET last_sample_at = to_timestamp(v.t), processes = v.processes::jsonb,
         {", ".join(f"{key} = v.m_{key}" for key in METRIC_KEYS)}
-    FROM unnest(%s::bigint[], %s::float8[], %s::text[], {METRIC_ARRAYS}) AS v(g, t, processes, {METRIC_ALIASES})
+    FROM unnest(%b::bigint[], %b::float8[], %b::text[], {METRIC_ARRAYS}) AS v(g, t, processes, {METRIC_ALIASES})
     WHERE gpu.id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
     RETURNING gpu.id
 """
@@ -73,9 +117,10 @@ MARK_ONLINE = """
 """
 ADVANCE_SESSIONS = """
     UPDATE monitoring_agentsession AS s SET last_seq = greatest(s.last_seq, v.seq)
-    FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::bigint[]) AS v(node, session, boot_id, seq)
+    FROM unnest(%b::bigint[], %b::text[], %b::text[], %b::bigint[]) AS v(node, session, boot_id, seq)
     WHERE s.node_id = v.node AND s.session = v.session AND s.boot_id = v.boot_id
 """
+CURRENT_CONNECTIONS = "SELECT node_id, connection FROM monitoring_agentsession WHERE node_id = ANY(%s)"
 NOTE_LATE = """
     UPDATE monitoring_rollupprogress SET late_since = least(coalesce(late_since, %s), %s)
     WHERE "table" = 'minute' AND done_until > %s
@@ -110,25 +155,44 @@ class FlushResult:
     gpu_updates: list[dict] = field(default_factory=list)
     nodes_online: list[str] = field(default_factory=list)
     samples: int = 0
+    # node → its newest connection; a frame that came over another one came over a replaced connection.
+    connections: dict[int, str] = field(default_factory=dict)
 
 
-def write_frames(frames: list[Frame], now: datetime, method: str = "insert") -> FlushResult:
+def write_frames(frames: list[Frame], now: datetime, method: str = "copy") -> FlushResult:
     """Store every frame in one transaction; returns what changed, for the live pages."""
     samples = [pair for frame in frames for pair in frame.samples]
     PARTITIONS.ensure(days_of(samples))
-    with transaction.atomic(), connection.cursor() as cursor:
+    if method == "copy":
+        prepare_stages()
+    with transaction.atomic(), bound_cursor() as cursor:
         if method == "copy":
-            copy_samples(cursor, samples)
+            copy_rows(cursor, SAMPLE_STAGE, sample_rows(samples))
+            copy_rows(cursor, PROCESS_STAGE, process_rows(samples))
+            if samples:
+                cursor.execute(INSERT_FROM_STAGES)
         else:
             insert_samples(cursor, samples)
-        insert_processes(cursor, samples)
+            insert_processes(cursor, samples)
         updated = update_latest(cursor, latest_per_gpu(samples))
         node_ids = sorted({frame.node_id for frame in frames})
         cursor.execute(MARK_SEEN, [now, node_ids])
         online = mark_online(cursor, node_ids, now)
         advance_sessions(cursor, frames)
         note_late(cursor, samples, now)
-    return FlushResult([update_dict(ref, sample) for ref, sample in updated], online, len(samples))
+        cursor.execute(CURRENT_CONNECTIONS, [node_ids])
+        connections = dict(cursor.fetchall())
+    return FlushResult([update_dict(ref, sample) for ref, sample in updated], online, len(samples), connections)
+
+
+def bound_cursor() -> psycopg.Cursor:
+    """A cursor with server-side binding: the arrays travel as binary parameters instead of SQL text.
+
+    Django's cursors bind on the client, which renders every array as a literal for PostgreSQL to parse
+    back (3x slower for a 4,000-sample flush; docs/benchmarks.md). Same connection, same transaction.
+    """
+    connection.ensure_connection()
+    return psycopg.Cursor(connection.connection)
 
 
 def days_of(samples: list[tuple[GPURef, Sample]]) -> set[date]:
@@ -138,36 +202,60 @@ def days_of(samples: list[tuple[GPURef, Sample]]) -> set[date]:
     return {datetime.fromtimestamp(ts, UTC).date() for ts in (min(stamps), max(stamps))}
 
 
-def sample_columns(samples: list[tuple[GPURef, Sample]]) -> list[list]:
-    rows = [(ref.id, sample.ts, *sample.values) for ref, sample in samples]
-    return [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in range(2 + len(METRIC_KEYS))]
+def sample_rows(samples: list[tuple[GPURef, Sample]]) -> list[tuple]:
+    return [(ref.id, sample.ts, *sample.values) for ref, sample in samples]
+
+
+def process_rows(samples: list[tuple[GPURef, Sample]]) -> list[tuple]:
+    """One row per process of each sample; a pid listed twice in one sample (or a frame twice in a flush) once."""
+    seen: set[tuple[int, float, int]] = set()
+    rows = []
+    for ref, sample in samples:
+        for p in sample.processes or ():
+            key = (ref.id, sample.ts, p["pid"])
+            if key not in seen:
+                seen.add(key)
+                details = (p["user"], p["name"], p["cmdline"], p["mem_used_mib"], p["sm_util"], p["started_at"])
+                rows.append((*key, *details))
+    return rows
+
+
+def columns_of(rows: list[tuple]) -> list[list]:
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+_staged_connections: weakref.WeakSet = weakref.WeakSet()
+
+
+def prepare_stages() -> None:
+    """Create the staging tables once per database connection, outside the flush (a rollback would undo them)."""
+    connection.ensure_connection()
+    if connection.connection not in _staged_connections:
+        with bound_cursor() as cursor:
+            for stage in (SAMPLE_STAGE, PROCESS_STAGE):
+                cursor.execute(stage.create)
+        if not connection.in_atomic_block:  # inside one, a rollback would take the tables with it
+            _staged_connections.add(connection.connection)
+
+
+def copy_rows(cursor, stage: Stage, rows: list[tuple]) -> None:
+    if not rows:
+        return
+    with cursor.copy(stage.copy) as copy:
+        copy.set_types(stage.types)
+        for row in rows:
+            copy.write_row(row)
 
 
 def insert_samples(cursor, samples: list[tuple[GPURef, Sample]]) -> None:
     if samples:
-        cursor.execute(INSERT_SAMPLES, sample_columns(samples))
-
-
-def copy_samples(cursor, samples: list[tuple[GPURef, Sample]]) -> None:
-    if not samples:
-        return
-    cursor.execute(CREATE_STAGE)
-    with cursor.cursor.copy(COPY_STAGE) as copy:
-        copy.set_types(["int8", "float8", *(SQL_TYPES[key] for key in METRIC_KEYS)])
-        for ref, sample in samples:
-            copy.write_row((ref.id, sample.ts, *sample.values))
-    cursor.execute(INSERT_FROM_STAGE)
+        cursor.execute(INSERT_SAMPLES, columns_of(sample_rows(samples)))
 
 
 def insert_processes(cursor, samples: list[tuple[GPURef, Sample]]) -> None:
-    rows = [
-        (ref.id, sample.ts, p["pid"], p["user"], p["name"], p["cmdline"], p["mem_used_mib"], p["sm_util"],
-         p["started_at"])
-        for ref, sample in samples
-        for p in sample.processes or ()
-    ]  # fmt: skip
+    rows = process_rows(samples)
     if rows:
-        cursor.execute(INSERT_PROCESSES, [list(column) for column in zip(*rows, strict=True)])
+        cursor.execute(INSERT_PROCESSES, columns_of(rows))
 
 
 def latest_per_gpu(samples: list[tuple[GPURef, Sample]]) -> dict[int, tuple[GPURef, Sample]]:

@@ -184,3 +184,13 @@ async def test_a_connection_outlives_the_channel_layers_idle_wait(agents):
     await asyncio.sleep(6)  # channels-redis waits 5 s per read of the connection's channel
     await agent.send(samples("gpu-01", 1, gpus=1))
     assert await agent.receive() == {"type": "ack", "seq": 1}
+
+
+async def test_a_connection_replaced_from_another_server_process_closes_after_its_next_frame(agents):
+    agent = agents()
+    await agent.start(gpus=1)
+    # What a hello on another server process records.
+    await orm(AgentSession.objects.filter(node__hostname="gpu-01").update)(connection="elsewhere")
+    await agent.send(samples("gpu-01", 1, gpus=1))
+    assert await agent.receive() == {"type": "ack", "seq": 1}
+    assert await agent.close_code() == 4409

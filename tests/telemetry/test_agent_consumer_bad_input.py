@@ -61,11 +61,18 @@ async def test_it_refuses_a_frame_that_is_not_json(agent):
 
 async def test_it_refuses_json_that_is_not_an_object(agent):
     error = await refused(agent, "[1, 2]")
-    assert error["code"] == "bad_payload" and "JSON object" in error["detail"]
+    assert error["code"] == "not_json" and "JSON object" in error["detail"]
 
 
-async def test_it_refuses_an_unknown_frame_type(agent):
-    assert (await refused(agent, {"type": "gossip"}))["code"] == "unknown_type"
+async def test_it_refuses_a_frame_without_a_type(agent):
+    error = await refused(agent, {"seq": 3, "samples": []})
+    assert error["code"] == "bad_payload" and error["detail"].startswith("type:")
+
+
+async def test_it_ignores_frame_types_of_newer_agents(agent):
+    await agent.send({"type": "gossip", "news": 1})
+    await agent.send(samples("gpu-01", 100))
+    assert await agent.receive() == {"type": "ack", "seq": 100}
 
 
 async def test_it_refuses_a_second_hello(agent):

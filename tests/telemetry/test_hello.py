@@ -17,7 +17,7 @@ def node(gpu_models):
 
 
 def say(node: Node, frame: dict):
-    return accept_hello(node.pk, check_hello(frame), timezone.now())
+    return accept_hello(node.pk, check_hello(frame), now=timezone.now())
 
 
 def with_gpus(*pairs: tuple[int, str], name: str = "NVIDIA H100 80GB HBM3") -> dict:

@@ -155,3 +155,17 @@ async def test_a_draining_node_stays_draining_while_it_reports(agents, node_toke
     await agent.send(samples("gpu-01", 1, gpus=1))
     await agent.receive()
     assert (await orm(Node.objects.get)(pk=node.pk)).status == NodeStatus.DRAINING
+
+
+async def test_a_frame_sent_twice_into_one_flush_is_stored_once(agents):
+    with override_settings(INGEST_FLUSH_MS=300):
+        agent = agents()
+        await agent.start(gpus=2)
+        frame = samples("gpu-01", 1)
+        frame["samples"][0]["processes"].append(dict(frame["samples"][0]["processes"][0]))  # the same pid twice
+        await agent.send(frame)
+        await agent.send(frame)
+        assert [await agent.receive() for _ in range(2)] == [{"type": "ack", "seq": 1}] * 2
+        assert batcher().flushes == 1
+    assert await orm(GPUSample.objects.count)() == 2
+    assert await orm(ProcessSample.objects.count)() == 2

