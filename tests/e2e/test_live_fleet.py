@@ -13,9 +13,22 @@ from monitoring.models import GPUSample
 from tests.conftest import log_in
 from tests.live.conftest import gpu_update, store_samples
 from tests.support.live import agent_socket, publish
+from tests.support.processes import ServerProcess, process_environment, wait_for_other_sessions_to_end
 from tests.telemetry.agents import gpu_uuid, hello, samples
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(scope="module")
+def asgi_server(django_db_setup, django_db_blocker, tmp_path_factory):
+    """A server of this module's own: an agent connection starts the ingest's offline sweep in it, which
+    must not outlive these tests and flip nodes that later tests create in the same database."""
+    with django_db_blocker.unblock():
+        server = ServerProcess(process_environment(), tmp_path_factory.mktemp("live-server") / "server.log")
+    yield server
+    server.stop()
+    with django_db_blocker.unblock():
+        wait_for_other_sessions_to_end()
 
 
 @pytest.fixture
