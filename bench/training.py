@@ -175,18 +175,24 @@ def report(results: dict[str, Result], command: str, load: str) -> None:
         print(f"CPU idle in the 2 s before each run: lowest {min(seen):.0%}, median {statistics.median(seen):.0%}.")
     print(f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Command: `{command}`\n")
     if SINGLE in results:
-        base = results[SINGLE].samples_per_s
-        print("| strategy (digits CNN, default config) | samples/s | vs single | launch to first step | accuracy |")
-        print("|---|---:|---:|---:|---:|")
+        base, base_median = results[SINGLE].samples_per_s, results[SINGLE].median_step
+        print(
+            "| strategy (digits CNN, default config) | samples/s | vs single | median-step samples/s | vs single "
+            "| launch to first step | accuracy |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|")
         for name, r in results.items():
             if name.startswith("sweep"):
                 continue
-            accuracy = f"{r.accuracy:.2%}" if r.accuracy is not None else "n/a"
             print(
-                f"| {name} | {r.samples_per_s:,.0f} | {r.samples_per_s / base:.2f}x | {r.launch_s:.1f} s | {accuracy} |"
+                f"| {name} | {r.samples_per_s:,.0f} | {r.samples_per_s / base:.2f}x | {r.median_step:,.0f} "
+                f"| {r.median_step / base_median:.2f}x | {r.launch_s:.1f} s | {r.accuracy:.2%} |"
             )
-        ddp1, ddp2 = results[DDP1].samples_per_s, results[DDP2].samples_per_s
-        print(f"\nDDP(2) scaling efficiency at the default batch: {ddp2 / (2 * ddp1):.0%}\n")
+        one, two = results[DDP1], results[DDP2]
+        print(
+            f"\nDDP(2) scaling efficiency at the default batch: {two.samples_per_s / (2 * one.samples_per_s):.0%} "
+            f"(median steps: {two.median_step / (2 * one.median_step):.0%})\n"
+        )
     if f"sweep {SWEEP_BATCHES[0]} 1" in results:
         print(
             "| per-rank batch | DDP(1) samples/s | DDP(2) samples/s | scaling efficiency "
