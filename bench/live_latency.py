@@ -186,6 +186,8 @@ async def measure(browsers: list[Browser], seconds: float, server_pid: int) -> d
     await asyncio.gather(*tasks, return_exceptions=True)
     latencies = [x for b in browsers for x in b.latencies]
     fanout = [x for b in browsers for x in b.fanout]
+    if not latencies:
+        raise RuntimeError(f"no GPU state reached the pages in {seconds:g} s; see var/bench-live-server.log")
     busy = (cpu_after.user - cpu_before.user) + (cpu_after.system - cpu_before.system)
     return {
         "states": len(latencies),
