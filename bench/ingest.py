@@ -180,19 +180,25 @@ def own_cpu() -> float:
     return times.user + times.system
 
 
-def database_cpu() -> float:
-    """CPU of the PostgreSQL backends serving this database (the server's writer among them)."""
+def database_cpu() -> dict[int, float]:
+    """CPU seconds of each PostgreSQL backend serving this database (the server's writer among them)."""
     db = connection.settings_dict
     with psycopg.connect(host=db["HOST"] or None, port=db["PORT"] or None, user=db["USER"], dbname=db["NAME"]) as conn:
         pids = [row[0] for row in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")]
-    total = 0.0
+    found = {}
     for pid in pids:
         try:
             times = psutil.Process(pid).cpu_times()
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-        total += times.user + times.system
-    return total
+        found[pid] = times.user + times.system
+    return found
+
+
+def database_cpu_since(before: dict[int, float]) -> float:
+    """CPU the backends used since before (backends that came or went in between count from 0 or not at all)."""
+    now = database_cpu()
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in now.items())
 
 
 async def measure(agents: list[LoadAgent], port: int, server: psutil.Process, warmup: float, seconds: float) -> dict:
@@ -208,7 +214,7 @@ async def measure(agents: list[LoadAgent], port: int, server: psutil.Process, wa
     elapsed = time.perf_counter() - started
     acked = sum(a.acked for a in agents) - acked_before
     cpu, own = cpu_seconds(server) - cpu_before, own_cpu() - own_before
-    db = await asyncio.to_thread(database_cpu) - db_before
+    db = await asyncio.to_thread(database_cpu_since, db_before)
     latencies = sorted(x for a, first in zip(agents, latencies_from, strict=True) for x in a.latencies[first:])
     stop.set()
     await asyncio.gather(*tasks)
