@@ -8,7 +8,6 @@ INSTALLED := $(VENV)/.installed
 
 $(INSTALLED): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
 	# The CPU build of torch first: a bare torch requirement would pull several GB of CUDA packages.
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
