@@ -11,7 +11,7 @@ from celery import Celery
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
 
 app = Celery("fleet")
-app.config_from_object("django.conf:settings", namespace="CELERY")
+app.config_from_object("fleet.celery_settings:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 

@@ -56,3 +56,20 @@ def test_a_bad_value_stops_start_up_with_one_line_naming_it(variable, value, wor
 
 def test_a_rabbitmq_broker_is_accepted():
     assert start_django(CELERY_BROKER_URL="amqp://guest:guest@127.0.0.1:5672//").returncode == 0
+
+
+@pytest.mark.parametrize("command", ["worker", "beat"])
+def test_a_celery_process_with_a_bad_value_stops_with_the_same_one_line(command):
+    env = {**BASE_ENV, "DATABASE_URL": "mysql://root@localhost/db"}
+    result = subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "fleet", command],
+        env=env,
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [
+        "GPU Fleet configuration error: DATABASE_URL must be a postgresql:// URL, not mysql://"
+    ]
