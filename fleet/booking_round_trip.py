@@ -53,6 +53,8 @@ WITH taken AS MATERIALIZED (
 )
 SELECT taken.yes, over_quota.yes, array(SELECT ARRAY[gpu_id, id] FROM added) FROM taken, over_quota
 """
+QUERY = f"{LOCK.strip()};\n{CHECKED_INSERT.strip()}"
+COUNTED_STATUSES = [str(status) for status in COUNTED]
 
 
 @dataclass
@@ -79,7 +81,7 @@ def insert_unless_taken(rows: list[Reservation], locks: list[tuple[int, int]], r
         "lock_keys": [key for _, key in locks],
         "gpus": [row.gpu_id for row in rows],
         "active": ReservationStatus.ACTIVE.value,
-        "counted": [str(status) for status in COUNTED],
+        "counted": COUNTED_STATUSES,
         "room_users": [room.user_id for room in rooms],
         "room_projects": [room.project_id for room in rooms],
         "room_from": [room.week_start for room in rooms],
@@ -113,6 +115,6 @@ def insert_unless_taken(rows: list[Reservation], locks: list[tuple[int, int]], r
 
 def run(params: dict) -> tuple[bool, bool, list[list[int]]]:
     with connection.cursor() as cursor:
-        cursor.execute(f"{LOCK.strip()};\n{CHECKED_INSERT}", params)
+        cursor.execute(QUERY, params)
         cursor.nextset()
         return cursor.fetchone()
