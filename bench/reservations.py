@@ -6,6 +6,11 @@
 It creates a scratch database `<name>_bench` beside the one in DATABASE_URL, migrates it, measures, and drops it.
 Each booker is its own process with its own connection. Baselines come from the same run: one booker alone,
 and the timeline page with no bookings.
+
+Two models of "32 concurrent bookers": bursts (all 32 send a booking at the same moment, wait for the
+slowest, and again: the worst instant) and a closed loop (each books again as soon as its last booking
+returns, so 32 are always in flight: the machine saturated). Bookers are warm (one untimed booking
+first) except in the line marked cold, where each process's first booking is timed too.
 """
 
 import argparse
@@ -15,6 +20,7 @@ import random
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -63,8 +69,12 @@ def make_fleet() -> list[int]:
     return ids
 
 
-def booker(i: int, gpu_id: int, count: int, contended: bool, barrier, rounds, results) -> None:
-    """Book `count` one-hour slots, timing each call: back to back, or in bursts when `rounds` syncs them."""
+def booker(i: int, gpu_id: int, count: int, contended: bool, warm: bool, barrier, rounds, done, results) -> None:
+    """Book `count` one-hour slots, timing each call: back to back, or in bursts when `rounds` syncs them.
+
+    A warm booker has made one booking before (as a web worker that has served one has): its first
+    timed booking pays no first-use costs (the rules' cache, code paths run once per process).
+    """
     setup_django()
     from django.contrib.auth import get_user_model
     from django.db import connection
@@ -77,8 +87,16 @@ def booker(i: int, gpu_id: int, count: int, contended: bool, barrier, rounds, re
     gpu = GPU.objects.get(pk=gpu_id)
     base = timezone.now().replace(minute=0, second=0, microsecond=0) + timedelta(days=1)
     connection.ensure_connection()
+    backend = connection.connection.info.backend_pid
+    statements = []
+    connection.execute_wrappers.append(lambda execute, *args: statements.append(1) or execute(*args))
+    if warm:
+        later = base + timedelta(days=30, hours=i)
+        book(BookingRequest(user=user, gpus=[gpu], start=later, end=later + timedelta(hours=1)))
+        statements.clear()
     barrier.wait()
     timings, refused = [], 0
+    cpu = time.process_time(), backend_cpu(backend)
     for n in range(count):
         start = base + timedelta(hours=n if not contended else n % 4)
         if rounds is not None:
@@ -89,36 +107,61 @@ def booker(i: int, gpu_id: int, count: int, contended: bool, barrier, rounds, re
         except BookingError:
             refused += 1
         timings.append(time.perf_counter() - began)
-    results.put((timings, refused))
+    cpu = Cost(time.process_time() - cpu[0], backend_cpu(backend) - cpu[1], len(statements))
+    done.wait()  # no booker exits (which costs CPU) while others still book
+    results.put((timings, refused, cpu))
+
+
+@dataclass
+class Cost:
+    """CPU seconds spent by bookers (Python) and their PostgreSQL backends, and cursor executes (each one
+    round trip; BEGIN and COMMIT, sent by psycopg itself, are not counted)."""
+
+    python: float = 0.0
+    backend: float = 0.0
+    statements: int = 0
+
+    def add(self, other: "Cost") -> None:
+        self.python, self.backend = self.python + other.python, self.backend + other.backend
+        self.statements += other.statements
+
+
+def backend_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by one PostgreSQL backend on this machine."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_bookers(
-    gpu_ids: list[int], bookers: int, count: int, contended: bool, burst: bool = False
-) -> tuple[list[float], int, float]:
+    gpu_ids: list[int], bookers: int, count: int, contended: bool, burst: bool = False, warm: bool = True
+) -> tuple[list[float], int, float, Cost]:
     from fleet.models import Reservation
 
     Reservation.objects.all().delete()
     ctx = mp.get_context("spawn")
     barrier, results = ctx.Barrier(bookers + 1), ctx.Queue()
     rounds = ctx.Barrier(bookers) if burst else None
+    done = ctx.Barrier(bookers)
     targets = [gpu_ids[0] if contended else gpu_ids[i % len(gpu_ids)] for i in range(bookers)]
     procs = [
-        ctx.Process(target=booker, args=(i, targets[i], count, contended, barrier, rounds, results))
+        ctx.Process(target=booker, args=(i, targets[i], count, contended, warm, barrier, rounds, done, results))
         for i in range(bookers)
     ]
     for proc in procs:
         proc.start()
     barrier.wait()
     began = time.perf_counter()
-    timings, refused = [], 0
+    timings, refused, cost = [], 0, Cost()
     for _ in procs:
-        got, no = results.get(timeout=600)
+        got, no, spent = results.get(timeout=600)
         timings += got
         refused += no
+        cost.add(spent)
     wall = time.perf_counter() - began
     for proc in procs:
         proc.join()
-    return timings, refused, wall
+    return timings, refused, wall, cost
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -182,10 +225,13 @@ def time_timeline(pages: int) -> list[float]:
     return timings
 
 
-def report_latency(label: str, timings: list[float], refused: int, wall: float) -> None:
+def report_latency(label: str, timings: list[float], refused: int, wall: float, cost: Cost) -> None:
+    n = len(timings)
     print(
-        f"{label:<34} n={len(timings):<5} refused={refused:<5} p50={ms(percentile(timings, 50)):<9} "
-        f"p99={ms(percentile(timings, 99)):<9} max={ms(max(timings)):<9} {len(timings) / wall:.0f} bookings/s"
+        f"{label:<34} n={n:<5} refused={refused:<5} p50={ms(percentile(timings, 50)):<9} "
+        f"p99={ms(percentile(timings, 99)):<9} max={ms(max(timings)):<9} {n / wall:.0f} bookings/s; "
+        f"CPU per booking: Python {ms(cost.python / n)} + PostgreSQL {ms(cost.backend / n)}, "
+        f"{cost.statements / n:.1f} executes"
     )
 
 
@@ -211,12 +257,19 @@ def main() -> int:
         print(f"Booking latency (each booking: quota check, conflict check, insert, commit; {os.cpu_count()} cores)")
         single = run_bookers(gpu_ids, 1, args.bookings * 4, contended=False)
         report_latency("1 booker (baseline)", *single)
+        per_booking = (single[3].python + single[3].backend) / len(single[0])
+        print(
+            f"CPU floor for the last of {args.bookers} simultaneous bookings on {os.cpu_count()} cores: "
+            f"{args.bookers} × {ms(per_booking)} / {os.cpu_count()} = {ms(args.bookers * per_booking / os.cpu_count())}"
+        )
         burst = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False, burst=True)
         report_latency(f"{args.bookers} at once, own GPUs (bursts)", *burst)
+        cold = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False, burst=True, warm=False)
+        report_latency(f"{args.bookers} at once, own GPUs (bursts, cold)", *cold)
         fight = run_bookers(gpu_ids, args.bookers, args.bookings, contended=True, burst=True)
         report_latency(f"{args.bookers} at once, one GPU (bursts)", *fight)
         many = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False)
-        report_latency(f"{args.bookers} back to back, own GPUs", *many)
+        report_latency(f"{args.bookers} closed loop, own GPUs", *many)
         ratio = percentile(burst[0], 99) / percentile(single[0], 99)
         print(f"p99 ratio, {args.bookers} at once / 1 booker: {ratio:.1f}×")
 

@@ -11,11 +11,12 @@ from datetime import date, datetime, timedelta
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from fleet import booking_round_trip
 from fleet.choices import ReservationEventKind, ReservationStatus
 from fleet.gpu_picking import NotEnoughGPUs, bookable_gpus, pick_free_gpus
 from fleet.localtime import as_utc, when
 from fleet.models import GPU, GPUModel, Node, Project, Reservation
-from fleet.quotas import Limits, QuotaError, check_rules, check_weekly, limits_for
+from fleet.quotas import Limits, QuotaError, Room, check_rules, check_weekly, limits_for, weekly_room
 from fleet.reservation_events import record_event
 
 NO_OVERLAP = "reservation_no_overlap"
@@ -146,7 +147,45 @@ def pick(request: BookingRequest, start: datetime) -> list[GPU]:
 
 
 def insert(request: BookingRequest, actor, start: datetime, limits: Limits | None) -> list[Reservation]:
-    """Check and insert under per-GPU locks; PostgreSQL's exclusion constraint is the guarantee beneath."""
+    """Book in one round trip when the GPUs are free and within quota; otherwise explain, pick or preempt."""
+    if request.gpus and not request.preempt and booking_round_trip.usable():
+        key = uuid.uuid4()
+        rows = [new_reservation(request, key, gpu, start) for gpu in request.gpus]
+        locks, room = locks_for(request, limits), rooms(request, start, limits)
+        try:
+            outcome = booking_round_trip.insert_unless_taken(rows, locks, room)
+        except IntegrityError as exc:
+            if not is_overlap(exc):  # as below: only a writer that takes no lock gets here
+                raise
+            raise conflict_error([g.id for g in request.gpus], request.user, start, request.end) from None
+        if outcome.saved:
+            return rows
+        if outcome.taken:
+            error = conflict_error([g.id for g in request.gpus], request.user, start, request.end)
+            if error.conflicts:
+                raise error
+        # Over quota, or the booking in the way has just gone: the careful path says which, or books.
+    return insert_carefully(request, actor, start, limits)
+
+
+def locks_for(request: BookingRequest, limits: Limits | None) -> list[tuple[int, int]]:
+    """The advisory locks a booking takes, in the order every writer takes them: GPUs, user, project."""
+    locks = [(GPU_LOCK, gpu_id) for gpu_id in sorted(g.id for g in request.gpus)]
+    if limits is not None and limits.user_gpu_hours_per_week is not None:
+        locks.append((USER_LOCK, request.user.pk))
+    if limits is not None and request.project is not None and limits.project_gpu_hours_per_week is not None:
+        locks.append((PROJECT_LOCK, request.project.pk))
+    return locks
+
+
+def rooms(request: BookingRequest, start: datetime, limits: Limits | None) -> list[Room]:
+    if limits is None:
+        return []
+    return weekly_room(request.user, request.project, start, request.end, len(request.gpus), limits)
+
+
+def insert_carefully(request: BookingRequest, actor, start: datetime, limits: Limits | None) -> list[Reservation]:
+    """Check and insert under per-GPU locks, statement by statement; the exclusion constraint is beneath."""
     gpu_ids = []
     try:
         with transaction.atomic():

@@ -127,6 +127,32 @@ def check_weekly(
                 )
 
 
+@dataclass
+class Room:
+    """GPU-time a researcher (or a project) may still book in one week, after a new booking's share."""
+
+    user_id: int | None
+    project_id: int | None
+    week_start: datetime
+    week_end: datetime
+    room: timedelta
+
+
+def weekly_room(user, project: Project | None, start: datetime, end: datetime, gpu_count: int, limits: Limits):
+    """The weekly limits a booking must keep, for a check done in SQL (`booked > room` is what
+    check_weekly refuses as `booked + added > limit`)."""
+    scopes = [(user.pk, None, limits.user_gpu_hours_per_week)]
+    if project is not None:
+        scopes.append((None, project.pk, limits.project_gpu_hours_per_week))
+    rooms = []
+    for monday, next_monday in weeks_between(start, end):
+        added = (min(end, next_monday) - max(start, monday)) * gpu_count
+        for user_id, project_id, limit in scopes:
+            if limit is not None:
+                rooms.append(Room(user_id, project_id, monday, next_monday, timedelta(hours=limit) - added))
+    return rooms
+
+
 def booked_in(scope: Q, week_start: datetime, week_end: datetime, exclude_booking=None) -> timedelta:
     """GPU-time booked by `scope` inside [week_start, week_end)."""
     rows = Reservation.objects.filter(scope, status__in=COUNTED, start__lt=week_end, end__gt=week_start)
