@@ -8,8 +8,8 @@ For each server and writer it starts the server (one process), registers fresh n
 load generator that speaks protocol v1: hello, then samples frames of 8 GPUs (one training process
 each) as fast as acks allow (at most --window unacked frames per agent) or at --rate frames/s per
 agent. It reports samples/s acked (an ack means committed) over the measured window, the server's
-CPU per 1,000 samples (psutil, user + system), ack latency, and checks that the database holds
-exactly the acked samples. The nodes and their rows are deleted afterwards.
+and PostgreSQL's CPU per 1,000 samples (psutil, user + system; see DatabaseCPU), ack latency, and
+checks that the database holds exactly the acked samples. The nodes and their rows are deleted afterwards.
 """
 
 import argparse
@@ -19,6 +19,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 import uuid
@@ -180,25 +181,53 @@ def own_cpu() -> float:
     return times.user + times.system
 
 
-def database_cpu() -> dict[int, float]:
-    """CPU seconds of each PostgreSQL backend serving this database (the server's writer among them)."""
-    db = connection.settings_dict
-    with psycopg.connect(host=db["HOST"] or None, port=db["PORT"] or None, user=db["USER"], dbname=db["NAME"]) as conn:
-        pids = [row[0] for row in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")]
-    found = {}
-    for pid in pids:
-        try:
-            times = psutil.Process(pid).cpu_times()
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-        found[pid] = times.user + times.system
-    return found
+class DatabaseCPU:
+    """CPU seconds of PostgreSQL over a window: this database's backends and the cluster's own processes.
 
+    Polled every half second, because a backend can end inside the window (the server recycles its
+    connection after DB_CONN_MAX_AGE) and take its CPU times with it; one that ends loses at most the
+    last half second. The WAL writer, checkpointer and background writer count: they work for the ingest.
+    """
 
-def database_cpu_since(before: dict[int, float]) -> float:
-    """CPU the backends used since before (backends that came or went in between count from 0 or not at all)."""
-    now = database_cpu()
-    return sum(cpu - before.get(pid, 0.0) for pid, cpu in now.items())
+    def __init__(self, period_s: float = 0.5):
+        db = connection.settings_dict
+        self.params = {"host": db["HOST"] or None, "port": db["PORT"] or None, "user": db["USER"], "dbname": db["NAME"]}
+        self.period_s = period_s
+        self.before: dict[int, float] = {}
+        self.last: dict[int, float] = {}
+        self.started = threading.Event()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.poll, daemon=True)
+
+    def read(self, conn) -> dict[int, float]:
+        query = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() OR datname IS NULL"
+        found = {}
+        for (pid,) in conn.execute(query):
+            try:
+                times = psutil.Process(pid).cpu_times()
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+            found[pid] = times.user + times.system
+        return found
+
+    def poll(self) -> None:
+        with psycopg.connect(**self.params, autocommit=True) as conn:
+            self.before = self.read(conn)
+            self.last = dict(self.before)
+            self.started.set()
+            while not self.stopping.wait(self.period_s):
+                self.last.update(self.read(conn))
+            self.last.update(self.read(conn))
+
+    def start(self) -> None:
+        self.thread.start()
+        self.started.wait(10)
+
+    def stop(self) -> float:
+        """CPU seconds since start (a backend that started meanwhile counts from 0)."""
+        self.stopping.set()
+        self.thread.join()
+        return sum(cpu - self.before.get(pid, 0.0) for pid, cpu in self.last.items())
 
 
 async def measure(agents: list[LoadAgent], port: int, server: psutil.Process, warmup: float, seconds: float) -> dict:
@@ -207,14 +236,15 @@ async def measure(agents: list[LoadAgent], port: int, server: psutil.Process, wa
     tasks = [asyncio.create_task(agent.run(url, stop)) for agent in agents]
     await asyncio.sleep(warmup)
     acked_before, cpu_before, own_before = sum(a.acked for a in agents), cpu_seconds(server), own_cpu()
-    db_before = await asyncio.to_thread(database_cpu)
+    database = DatabaseCPU()
+    await asyncio.to_thread(database.start)
     latencies_from = [len(a.latencies) for a in agents]
     started = time.perf_counter()
     await asyncio.sleep(seconds)
     elapsed = time.perf_counter() - started
     acked = sum(a.acked for a in agents) - acked_before
     cpu, own = cpu_seconds(server) - cpu_before, own_cpu() - own_before
-    db = await asyncio.to_thread(database_cpu_since, db_before)
+    db = await asyncio.to_thread(database.stop)
     latencies = sorted(x for a, first in zip(agents, latencies_from, strict=True) for x in a.latencies[first:])
     stop.set()
     await asyncio.gather(*tasks)

@@ -2,7 +2,8 @@
 
     DATABASE_URL=... python bench/ingest_writes.py [--rows 4096] [--repeat 7]
 
-1. How raw samples get in: one multi-row INSERT over unnested arrays, one INSERT from a JSON array,
+1. How raw samples get in: one multi-row INSERT over unnested arrays (bound on the server, or on the
+   client as Django's cursors bind), one INSERT from a JSON array,
    or binary COPY into a staging table then INSERT ... SELECT; all ON CONFLICT DO NOTHING.
 2. A database-level foreign key from the raw table to fleet_gpu (deferred, as Django makes it), or none.
 3. Process samples: INSERT ... ON CONFLICT DO NOTHING, or a plain INSERT (the ingest inserts processes
@@ -73,6 +74,17 @@ def insert_unnest(cur, table: str, rows: list[tuple]) -> None:
     )
 
 
+def insert_unnest_client_bound(cur, table: str, rows: list[tuple]) -> None:
+    """The same statement bound on the client, as Django's cursors do: arrays rendered as SQL text."""
+    client = psycopg.ClientCursor(cur.connection)
+    arrays = ", ".join(f"%s::{kind}[]" for _, kind in METRICS)
+    client.execute(
+        f"INSERT INTO {SCHEMA}.{table} SELECT g, to_timestamp(t), {ALIASES}"
+        f" FROM unnest(%s::bigint[], %s::float8[], {arrays}) AS v(g, t, {ALIASES}) ON CONFLICT DO NOTHING",
+        [list(column) for column in zip(*rows, strict=True)],
+    )
+
+
 def insert_json(cur, table: str, rows: list[tuple]) -> None:
     casts = ", ".join(f"(r->>{i + 2})::{kind}" for i, (_, kind) in enumerate(METRICS))
     cur.execute(
@@ -112,6 +124,7 @@ def insert_processes(cur, table: str, rows: list[tuple], conflict: bool) -> None
 
 VARIANTS = {
     "samples: multi-row INSERT (unnest)": lambda cur, rows: insert_unnest(cur, "samples", rows),
+    "samples: multi-row INSERT, client-bound": lambda cur, rows: insert_unnest_client_bound(cur, "samples", rows),
     "samples: INSERT from a JSON array": lambda cur, rows: insert_json(cur, "samples", rows),
     "samples: COPY + INSERT (chosen)": lambda cur, rows: insert_copy(cur, "samples", rows),
     "samples: COPY + INSERT, with foreign key": lambda cur, rows: insert_copy(cur, "samples_fk", rows),

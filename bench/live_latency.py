@@ -2,9 +2,9 @@
 
     DATABASE_URL=... REDIS_URL=... SECRET_KEY=dev python bench/live_latency.py [--seconds 30] [--repeat 3]
 
-For each scenario it starts a real uvicorn on fleet.asgi, a load generator process running N of the
-real agent clients (monitoring.agent, simulated backend, 8 GPUs each, 1 Hz, random phases) and, in
-this process, browser-like clients: logged in with a session cookie, sending the Origin header,
+For each scenario it starts a real ASGI server (uvicorn unless named) on fleet.asgi, a load generator
+process running N of the real agent clients (monitoring.agent, simulated backend, 8 GPUs each, 1 Hz,
+random phases) and, in this process, browser-like clients: logged in with a session cookie, sending the Origin header,
 subscribed to the whole fleet on /ws/live/. Every GPU state a client receives is timed against the
 `ts` the agent stamped on the sample (one machine, one clock): the latency covers the agent's frame,
 validation, the batched write and commit, the coalescing tick, Redis and the consumer.
@@ -15,6 +15,9 @@ Scenarios (the same run, so the ratios hold on a noisy machine):
   coalesced-100ms  the same with LIVE_TICK_S=0.1: snappier, 10 messages a second per page
   per-flush  N agents, 20 ms tick: close to one message per ingest flush, the design not taken
   *-pages    the same with --pages fleet pages open at once (the fan-out's cost grows with pages)
+  one-insert-per-sample  coalesced, but the server writes one INSERT per sample, one transaction per
+             frame (INGEST_WRITER=per-sample): the naive baseline of the write path
+  coalesced-daphne  coalesced, served by daphne instead of uvicorn
 
 Nodes are named bench-live-NNN; the script removes them (and their samples) at the end. The servers'
 logs go to var/bench-live-server.log.
@@ -37,7 +40,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 PREFIX = "bench-live-"
 WARM_UP_S = 10.0
-SCENARIOS = ("baseline", "coalesced", "coalesced-100ms", "per-flush", "coalesced-pages", "per-flush-pages")
+SCENARIOS = (
+    "baseline",
+    "coalesced",
+    "coalesced-100ms",
+    "per-flush",
+    "coalesced-pages",
+    "per-flush-pages",
+    "one-insert-per-sample",
+    "coalesced-daphne",
+)
 
 
 def setup_django() -> None:
@@ -110,10 +122,17 @@ def session_cookie() -> str:
     return client.cookies[settings.SESSION_COOKIE_NAME].value
 
 
-def server_environment(tick_s: float) -> dict:
+def server_environment(tick_s: float, writer: str = "copy") -> dict:
     env = dict(os.environ)
-    env.update(DEBUG="0", LIVE_TICK_S=str(tick_s), PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING")
+    env.update(DEBUG="0", LIVE_TICK_S=str(tick_s), PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING", INGEST_WRITER=writer)
     return env
+
+
+def server_argv(asgi: str, port: int) -> list[str]:
+    if asgi == "daphne":
+        return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "fleet.asgi:application"]
+    argv = [sys.executable, "-m", "uvicorn", "fleet.asgi:application", "--port", str(port)]
+    return argv + ["--host", "127.0.0.1", "--no-access-log", "--log-level", "warning"]
 
 
 def wait_for(url: str, process: subprocess.Popen, timeout_s: float = 60.0) -> None:
@@ -213,16 +232,15 @@ def stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
-def run_scenario(name: str, agents: int, tick_s: float, pages: int, args) -> dict:
+def run_scenario(name: str, agents: int, tick_s: float, pages: int, writer: str, asgi: str, args) -> dict:
     tokens = prepare_nodes(agents)
     (ROOT / "var").mkdir(exist_ok=True)
     tokens_file = ROOT / "var" / "bench-live-tokens.json"
     tokens_file.write_text(json.dumps(tokens))
     port = free_port()
-    server_argv = [sys.executable, "-m", "uvicorn", "fleet.asgi:application", "--port", str(port)]
-    server_argv += ["--host", "127.0.0.1", "--no-access-log", "--log-level", "warning"]
     log = open(ROOT / "var" / "bench-live-server.log", "ab")
-    server = subprocess.Popen(server_argv, cwd=ROOT, env=server_environment(tick_s), stdout=log, stderr=log)
+    env = server_environment(tick_s, writer)
+    server = subprocess.Popen(server_argv(asgi, port), cwd=ROOT, env=env, stdout=log, stderr=log)
     load = None
     try:
         url = f"http://127.0.0.1:{port}"
@@ -242,7 +260,7 @@ def run_scenario(name: str, agents: int, tick_s: float, pages: int, args) -> dic
                 stop(process)
         tokens_file.unlink(missing_ok=True)
         log.close()
-    result.update(scenario=name, gpus=agents * args.gpus, tick_ms=tick_s * 1000, pages=pages)
+    result.update(scenario=name, gpus=agents * args.gpus, tick_ms=tick_s * 1000, pages=pages, writer=writer, asgi=asgi)
     print(json.dumps(result), flush=True)
     return result
 
@@ -251,12 +269,13 @@ def report(results: list[dict], args) -> None:
     baseline = results[0]
     print(f"\nmachine: {platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"{args.seconds:g} s measured per run after {WARM_UP_S:g} s warm-up; median of {args.repeat} run(s)")
-    head = "| scenario | GPUs | pages | tick | p50 | p99 | max | p99 / baseline | fan-out p50 / p99 "
+    head = "| scenario | server / writer | GPUs | pages | tick | p50 | p99 | max | p99 / baseline | fan-out p50 / p99 "
     print(head + "| GPU states/s per page | msgs/s per page | KiB/s per page | server CPU |")
-    print("|" + "---|" * 13)
+    print("|" + "---|" * 14)
     for r in results:
         print(
-            f"| {r['scenario']} | {r['gpus']} | {r['pages']} | {r['tick_ms']:g} ms | {r['p50_ms']:.0f} ms"
+            f"| {r['scenario']} | {r['asgi']} / {r['writer']} | {r['gpus']} | {r['pages']} | {r['tick_ms']:g} ms"
+            f" | {r['p50_ms']:.0f} ms"
             f" | {r['p99_ms']:.0f} ms | {r['max_ms']:.0f} ms | {r['p99_ms'] / baseline['p99_ms']:.2f}"
             f" | {r['fanout_p50_ms']:.0f} / {r['fanout_p99_ms']:.0f} ms"
             f" | {r['states_per_s']:.0f} | {r['msgs_per_s']:.1f}"
@@ -281,13 +300,15 @@ def main() -> None:
         agents_main(args)
         return
     setup_django()
-    plans = {
-        "baseline": (1, 0.25, 1),
-        "coalesced": (args.agents, 0.25, 1),
-        "coalesced-100ms": (args.agents, 0.1, 1),
-        "per-flush": (args.agents, 0.02, 1),
-        "coalesced-pages": (args.agents, 0.25, args.pages),
-        "per-flush-pages": (args.agents, 0.02, args.pages),
+    plans = {  # agents, tick, pages, writer, server
+        "baseline": (1, 0.25, 1, "copy", "uvicorn"),
+        "coalesced": (args.agents, 0.25, 1, "copy", "uvicorn"),
+        "coalesced-100ms": (args.agents, 0.1, 1, "copy", "uvicorn"),
+        "per-flush": (args.agents, 0.02, 1, "copy", "uvicorn"),
+        "coalesced-pages": (args.agents, 0.25, args.pages, "copy", "uvicorn"),
+        "per-flush-pages": (args.agents, 0.02, args.pages, "copy", "uvicorn"),
+        "one-insert-per-sample": (args.agents, 0.25, 1, "per-sample", "uvicorn"),
+        "coalesced-daphne": (args.agents, 0.25, 1, "copy", "daphne"),
     }
     names = args.scenarios.split(",")
     runs: dict[str, list[dict]] = {name: [] for name in names}

@@ -160,7 +160,7 @@ def main() -> None:
                 cur.execute(f"VACUUM ANALYZE {SCHEMA}.{table}")
                 results[table] = {
                     "insert rows/s": rows_per_day * (args.days + 1) / insert_s,
-                    "retire one day (s)": retire_s,
+                    "retire one day (ms)": retire_s * 1000,
                     "WAL to retire it (MiB)": float(wal) / 2**20,
                     **queries(cur, table, args.days),
                     "size (MiB)": size(cur, table) / 2**20,

@@ -4,7 +4,7 @@ Columns follow the agent's declared metric keys (monitoring/agent/metrics.py), u
 NULL means the GPU could not report the value (N/A), never zero.
 
 The raw tables are partitioned by day in PostgreSQL (monitoring/storage/partitions.py, and
-docs/benchmarks.md for why); their primary key is (gpu, ts), which makes a replayed sample a no-op.
+docs/benchmarks.md#storage for why); their primary key is (gpu, ts), which makes a replayed sample a no-op.
 """
 
 from django.db import models
@@ -37,8 +37,8 @@ class GPUSample(MetricColumns):
     """One raw sample of one GPU (kept a short time, then rolled up)."""
 
     pk = models.CompositePrimaryKey("gpu", "ts")
-    # No database-level foreign key on the raw tables: its per-row check at commit doubled the cost of a
-    # flush (docs/benchmarks.md). The ingest writes only GPUs a hello registered; deleting a GPU through
+    # No database-level foreign key on the raw tables: its per-row check at commit made a flush 1.6x as
+    # slow (docs/benchmarks.md#ingest). The ingest writes only GPUs a hello registered; deleting a GPU through
     # Django still deletes its samples.
     gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="samples", db_constraint=False)
     ts = models.DateTimeField()

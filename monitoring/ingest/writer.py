@@ -2,8 +2,8 @@
 
 Raw and process samples are COPied (binary) into session-local staging tables and moved over with
 INSERT ... SELECT ... ON CONFLICT DO NOTHING, so a replayed sample is skipped by the primary key.
-COPY costs a sixth of the client CPU of a multi-row INSERT over unnested arrays and about half its
-time (INGEST_WRITER=insert keeps that one; docs/benchmarks.md has the figures). The GPUs' latest
+COPY costs a fifth to a third of the client CPU of a multi-row INSERT over unnested arrays and two
+thirds of its time (INGEST_WRITER=insert keeps that one; docs/benchmarks.md#ingest has the figures). The GPUs' latest
 state is one UPDATE ... FROM unnest(...) per flush and only moves forward in time, so a replay never
 overwrites newer state.
 """
@@ -190,7 +190,7 @@ def bound_cursor() -> psycopg.Cursor:
     """A cursor with server-side binding: the arrays travel as binary parameters instead of SQL text.
 
     Django's cursors bind on the client, which renders every array as a literal for PostgreSQL to parse
-    back (3x slower for a 4,000-sample flush; docs/benchmarks.md). Same connection, same transaction.
+    back (2.9x the CPU for a 4,096-sample flush; docs/benchmarks.md#ingest). Same connection, same transaction.
     """
     connection.ensure_connection()
     return psycopg.Cursor(connection.connection)
