@@ -5,6 +5,7 @@ import json
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from fleet.websocket import EventLoopDispatch
 from monitoring.live import live_group, update_text
 from monitoring.subscriptions import Subscription, SubscriptionError
 
@@ -13,7 +14,7 @@ CLOSE_NOT_LOGGED_IN = 4401
 MAX_MESSAGE_CHARS = 4096
 
 
-class LiveConsumer(AsyncJsonWebsocketConsumer):
+class LiveConsumer(EventLoopDispatch, AsyncJsonWebsocketConsumer):
     """Thin: checks the session, validates subscribe messages and forwards the coalesced updates."""
 
     subscription: Subscription | None = None

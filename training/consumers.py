@@ -5,6 +5,7 @@ import asyncio
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from fleet.websocket import EventLoopDispatch
 from training.access import visible_runs
 from training.broadcast import run_group
 from training.models import Run
@@ -15,7 +16,7 @@ BACKLOG_MAX = 5000
 CLOSE_FORBIDDEN = 4403
 
 
-class RunConsumer(AsyncJsonWebsocketConsumer):
+class RunConsumer(EventLoopDispatch, AsyncJsonWebsocketConsumer):
     """``/ws/runs/<id>/`` for a logged-in user who may see the run."""
 
     async def connect(self):

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from fleet.nodes import node_for_token
+from fleet.websocket import EventLoopDispatch
 from monitoring.ingest import publish
 from monitoring.ingest.batcher import Link, StoreError, batcher
 from monitoring.ingest.hello import Welcome, accept_hello
@@ -51,7 +52,7 @@ def bearer_token(scope: dict) -> str:
     return ""
 
 
-class AgentConsumer(AsyncWebsocketConsumer):
+class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
     """One node agent's connection."""
 
     channel_layer_alias = None  # see the module docstring
@@ -68,14 +69,6 @@ class AgentConsumer(AsyncWebsocketConsumer):
             await self.close(CLOSE_BAD_TOKEN, "missing or unknown node token")
             return
         start_sweeper()
-
-    async def dispatch(self, message: dict) -> None:
-        # Channels' dispatch would also hop to the ORM thread on every frame to recycle connections;
-        # this consumer never touches the ORM on the event loop, and its ORM calls recycle their own.
-        handler = getattr(self, message["type"].replace(".", "_"), None)
-        if handler is None:
-            raise ValueError(f"no handler for {message['type']}")
-        await handler(message)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.node is None:

@@ -5,6 +5,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
 from fleet.choices import TransportKind
+from fleet.websocket import EventLoopDispatch
 from monitoring.notify.groups import notifications_group
 from monitoring.notify.live import unread_count
 from monitoring.notify.models import Notification
@@ -26,7 +27,7 @@ def mark_read(user_id: int, ids: list[int] | None) -> int:
     return unread_count(user_id)
 
 
-class NotificationConsumer(AsyncJsonWebsocketConsumer):
+class NotificationConsumer(EventLoopDispatch, AsyncJsonWebsocketConsumer):
     """Sends the unread count on connect, then each new notification; accepts `read` messages."""
 
     async def connect(self):

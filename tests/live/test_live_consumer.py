@@ -1,6 +1,11 @@
 """/ws/live/: logged-in browsers get a snapshot of what they watch, then coalesced updates."""
 
+import asyncio
+import threading
+import time
+
 import pytest
+from asgiref.sync import sync_to_async
 
 from monitoring.live import apublish_gpu_updates, apublish_node_status
 from tests.live.conftest import browser_socket, gpu_update
@@ -138,4 +143,25 @@ async def test_a_failed_subscription_keeps_the_previous_one(fleet, cast):
     await apublish_gpu_updates([gpu_update("GPU-live-0", util_gpu=55)])
     update = await socket.receive_json_from(timeout=5)
     assert [g["util_gpu"] for g in update["gpus"]] == [55]
+    await socket.disconnect()
+
+
+async def test_a_busy_database_thread_does_not_hold_back_live_updates(fleet, cast):
+    """The thread that runs synchronous views and ORM calls may be busy; live updates go out regardless."""
+    socket, _ = await subscribed(cast["owner"], scope="fleet")
+    await apublish_gpu_updates([gpu_update(util_gpu=54)])  # looks up the processes' owners, then caches them
+    assert [g["util_gpu"] for g in (await socket.receive_json_from(timeout=5))["gpus"]] == [54]
+    release = threading.Event()
+    busy = asyncio.ensure_future(sync_to_async(release.wait, thread_sensitive=True)(10))
+    await asyncio.sleep(0.1)
+    try:
+        started = time.monotonic()
+        await apublish_gpu_updates([gpu_update(util_gpu=55)])
+        update = await socket.receive_json_from(timeout=3)
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+        await busy
+    assert [g["util_gpu"] for g in update["gpus"]] == [55]
+    assert waited < 2.0  # one coalescing tick (0.5 s here), not the 10 s the database thread is held
     await socket.disconnect()
