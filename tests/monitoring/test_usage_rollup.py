@@ -6,9 +6,11 @@ The rollup folds minutes that closed over a minute ago, so each test runs it two
 from datetime import timedelta
 from decimal import Decimal
 
+from django.db import connection, transaction
+
 from fleet.models import Node
-from monitoring.costs.models import UsageHour
-from monitoring.costs.rollup import rollup_usage
+from monitoring.costs.models import UsageHour, UsageMinute
+from monitoring.costs.rollup import MINUTES_SQL, rollup_usage
 from monitoring.models import RollupProgress
 from tests.monitoring.conftest import T0
 from tests.support.telemetry import add_gpu, process, stream
@@ -91,3 +93,51 @@ def test_a_gpu_without_a_price_costs_na_not_zero(cast):
     rollup_usage(T0 + 3 * MIN)
     row = UsageHour.objects.get()
     assert row.gpu_seconds == 60 and row.cost is None
+
+
+def usage_totals():
+    rows = UsageHour.objects.order_by("gpu", "bucket", "os_user")
+    return [(r.gpu_id, r.bucket, r.os_user, r.gpu_seconds, r.idle_seconds, r.cost, r.idle_cost) for r in rows]
+
+
+def busy_then_idle(ts):
+    return 0 if (ts - T0) // MIN % 7 < 3 else 90
+
+
+def test_folding_minute_by_minute_gives_the_totals_of_one_full_recomputation(cast, gpu):
+    other = add_gpu("gpu-02", 0)
+    stream(gpu, T0 - 20 * MIN, T0 + 25 * MIN, util=busy_then_idle, processes=[process(1, "alice"), process(2, "bob")])
+    stream(other, T0 - 5 * MIN, T0 + 25 * MIN, util=0, processes=[process(3, "alice")])
+    for minute in range(-18, 28):
+        rollup_usage(T0 + minute * MIN)
+    incremental = usage_totals()
+    UsageHour.objects.all().delete()
+    UsageMinute.objects.all().delete()
+    RollupProgress.objects.filter(table="usage").delete()
+    rollup_usage(T0 + 27 * MIN)
+    assert incremental == usage_totals()
+    assert sum(row[3] for row in incremental) == (45 + 45 + 30) * 60  # alice and bob on one GPU, alice on the other
+
+
+def test_folding_the_same_minutes_again_adds_nothing(cast, gpu):
+    stream(gpu, T0, T0 + 20 * MIN, util=busy_then_idle, processes=[process(1, "alice")])
+    rollup_usage(T0 + 22 * MIN)
+    before = usage_totals()
+    RollupProgress.objects.filter(table="usage").update(late_since=T0)  # as if a replay touched every minute
+    rollup_usage(T0 + 23 * MIN)
+    assert usage_totals() == before
+    assert before[0][3] == 1200
+
+
+def test_a_fold_reads_process_samples_by_time_not_the_whole_day(cast, gpu):
+    """Each run must cost what its new minutes cost, however much of the day the partition already holds."""
+    stream(gpu, T0, T0 + 5 * MIN, util=90, processes=[process(1, "alice")])
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # tiny test tables: ask whether an index on ts exists
+        cursor.execute("EXPLAIN " + MINUTES_SQL.split("ON CONFLICT")[0], minute_params(T0 + 2 * MIN))
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Seq Scan on monitoring_processsample" not in plan
+
+
+def minute_params(start):
+    return {"start": start, "end": start + MIN, "util": 5, "memory": 1024}
