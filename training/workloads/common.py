@@ -33,6 +33,7 @@ from torch import nn
 from torch.utils.data import BatchSampler, DistributedSampler, TensorDataset
 
 from training import events
+from training.workloads import cpu_ddp
 
 WARMUP_STEPS = 10
 
@@ -427,6 +428,8 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
         trained = nn.parallel.DistributedDataParallel(
             model, device_ids=[device.index] if device.type == "cuda" else None
         )
+        if device.type == "cpu":
+            trained.register_comm_hook(None, cpu_ddp.polled_allreduce_hook)
     sampler = DistributedSampler(train, num_replicas=env.world_size, rank=env.rank, shuffle=True, seed=args.seed)
     trainer = Trainer(trained, build_optimizer(trained.parameters(), args), train, args.batch_size, sampler, device)
     reporter = Reporter(env.is_main, env.world_size, args.report_interval)
@@ -454,7 +457,13 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
 def start_process(env: DistEnv, threads: int) -> torch.device:
     """Threads, device and (under torchrun) the process group of this process."""
     device = pick_device(env.local_rank)
-    torch.set_num_threads(threads or threads_per_process(env.local_world_size))
+    threads = threads or threads_per_process(env.local_world_size)  # counted before pinning narrows it
+    if env.distributed and device.type == "cpu":
+        # Before the process group starts gloo's threads, so that they inherit it.
+        cores = cpu_ddp.rank_cores(env.local_rank, env.local_world_size, sorted(os.sched_getaffinity(0)))
+        if cores:
+            cpu_ddp.pin_process(cores)
+    torch.set_num_threads(threads)
     if env.distributed:
         if device.type == "cuda":
             torch.cuda.set_device(device)
