@@ -41,7 +41,7 @@ from training.launchers.hogwild import hogwild_argv  # noqa: E402
 from training.workloads import DIGITS_TRAIN_SIZE, WORKLOADS  # noqa: E402
 
 DIGITS = WORKLOADS["digits_cnn"].module
-SWEEP_BATCHES = (16, 64, 256)
+SWEEP_BATCHES = (16, 32, 64, 128, 256)
 SWEEP_STEPS = 150  # per rank, enough past the warm-up for a steady rate
 IDLE_TIMEOUT = 90.0  # seconds to wait for an idle node before measuring anyway
 IDLE_SEEN: list[float | None] = []
