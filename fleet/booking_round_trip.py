@@ -1,9 +1,10 @@
 """Booking GPUs in one round trip to PostgreSQL: the usual case (free GPUs, within quota) of `fleet.booking.book`.
 
-The locks and the checked insert travel as one multi-statement query, which PostgreSQL runs as one
-transaction. Under READ COMMITTED each statement takes its own snapshot, so the insert, which runs after
-the locks are granted, sees every booking committed by whoever held them: the same guarantee as taking
-the locks, then checking, then inserting in three round trips. The exclusion constraint stays the
+The locks and the checked insert are one call of the PL/pgSQL function fleet_book(), which PostgreSQL
+runs as one transaction and whose plans it keeps per session. Under READ COMMITTED each statement in the
+function takes its own snapshot, so the insert, which runs after the locks are granted, sees every
+booking committed by whoever held them: the same guarantee as taking the locks, then checking, then
+inserting in three round trips. The exclusion constraint stays the
 final guard against writers that take no lock.
 
 Nothing is inserted when a GPU is taken or a weekly limit would be passed; the statement then returns
@@ -22,59 +23,18 @@ from fleet.choices import ReservationStatus
 from fleet.models import GPU, Node, Reservation
 from fleet.quotas import COUNTED, Room
 
-LOCK = """
-SELECT pg_advisory_xact_lock(l.space, l.key) FROM unnest(%(lock_spaces)s::int[], %(lock_keys)s::int[]) AS l(space, key)
-"""
-
-CHECKED_INSERT = """
-WITH conflicts AS MATERIALIZED (
-    SELECT r.id, r.gpu_id, r.user_id, u.username, g.index, n.hostname, r.start, r."end"
-    FROM fleet_reservation r
-    JOIN {users} u ON u.id = r.user_id
-    JOIN fleet_gpu g ON g.id = r.gpu_id
-    JOIN fleet_node n ON n.id = g.node_id
-    WHERE r.gpu_id = ANY(%(gpus)s::int[]) AND r.status = %(active)s
-      AND r.start < %(end)s::timestamptz AND r."end" > %(start)s::timestamptz
-), over_quota AS MATERIALIZED (
-    SELECT q.i, b.booked
-    FROM unnest(
-        %(room_users)s::int[], %(room_projects)s::int[], %(room_from)s::timestamptz[],
-        %(room_to)s::timestamptz[], %(room)s::interval[]
-    ) WITH ORDINALITY AS q(user_id, project_id, week_start, week_end, room, i)
-    CROSS JOIN LATERAL (
-        SELECT coalesce(sum(least(r."end", q.week_end) - greatest(r.start, q.week_start)), interval '0') AS booked
-        FROM fleet_reservation r
-        WHERE (r.user_id = q.user_id OR r.project_id = q.project_id) AND r.status = ANY(%(counted)s::text[])
-          AND r.start < q.week_end AND r."end" > q.week_start
-    ) AS b
-    WHERE b.booked > q.room
-    ORDER BY q.i
-    LIMIT 1
-), added AS (
-    INSERT INTO fleet_reservation
-        (booking, user_id, project_id, gpu_id, start, "end", purpose, deadline_name, deadline_date, status, created)
-    SELECT %(booking)s::uuid, %(user)s::int, %(project)s::int, g.id, %(start)s::timestamptz, %(end)s::timestamptz,
-           %(purpose)s::text, %(deadline_name)s::text, %(deadline_date)s::date, %(active)s, %(created)s::timestamptz
-    FROM unnest(%(gpus)s::int[]) AS g(id)
-    WHERE NOT EXISTS (SELECT FROM conflicts) AND NOT EXISTS (SELECT FROM over_quota)
-    RETURNING id, gpu_id
+# fleet_book() is created by migration 0005: the advisory locks, then one statement that collects the
+# bookings in the way, finds the first weekly limit passed, and inserts only if there are neither.
+QUERY = """
+SELECT conflicts, over_room, booked, added FROM fleet_book(
+    %(lock_spaces)s::int[], %(lock_keys)s::int[], %(gpus)s::int[], %(active)s::text, %(counted)s::text[],
+    %(room_users)s::int[], %(room_projects)s::int[], %(room_from)s::timestamptz[], %(room_to)s::timestamptz[],
+    %(room)s::interval[], %(booking)s::uuid, %(user)s::int, %(project)s::int, %(start)s::timestamptz,
+    %(end)s::timestamptz, %(purpose)s::text, %(deadline_name)s::text, %(deadline_date)s::date,
+    %(created)s::timestamptz
 )
-SELECT
-    (SELECT json_agg(json_build_array(id, gpu_id, user_id, username, index, hostname, start, "end")
-                     ORDER BY start, gpu_id) FROM conflicts),
-    (SELECT i FROM over_quota), (SELECT booked FROM over_quota),
-    array(SELECT ARRAY[gpu_id, id] FROM added)
 """
-
 COUNTED_STATUSES = [str(status) for status in COUNTED]
-_query: list[str] = []
-
-
-def query() -> str:
-    if not _query:
-        users = connection.ops.quote_name(get_user_model()._meta.db_table)
-        _query.append(f"{LOCK.strip()};\n{CHECKED_INSERT.strip().replace('{users}', users)}")
-    return _query[0]
 
 
 @dataclass
@@ -87,11 +47,6 @@ class Outcome:
     conflicts: list[Reservation] = field(default_factory=list)
     over_room: int | None = None
     booked: timedelta | None = None
-
-
-def usable() -> bool:
-    # Multi-statement queries need client-side binding, Django's default for psycopg 3.
-    return not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
 
 
 def insert_unless_taken(rows: list[Reservation], locks: list[tuple[int, int]], rooms: list[Room]) -> Outcome:
@@ -166,6 +121,5 @@ def parse_moment(text: str) -> datetime:
 
 def run(params: dict) -> tuple[list | None, int | None, timedelta | None, list[list[int]]]:
     with connection.cursor() as cursor:
-        cursor.execute(query(), params)
-        cursor.nextset()
+        cursor.execute(QUERY, params)
         return cursor.fetchone()
