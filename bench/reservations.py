@@ -1,7 +1,7 @@
 """Reservations benchmark: booking latency under 32 concurrent bookers, and the timeline page for 64 GPUs × 4 weeks.
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/fleet REDIS_URL=redis://127.0.0.1:6379/0 SECRET_KEY=bench \
-        python bench/reservations.py [--bookers 32] [--bookings 25] [--pages 40]
+        python bench/reservations.py [--bookers 32] [--bookings 25] [--pages 40] [--only one-slot closed-loop ...]
 
 It creates a scratch database `<name>_bench` beside the one in DATABASE_URL, migrates it, measures, and drops it.
 Each booker is its own process with its own connection. Baselines come from the same run: one booker alone,
@@ -28,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 GPUS = 64
+SCENARIOS = ["bursts", "cold", "one-slot", "closed-loop", "timeline"]
 
 
 def scratch_database() -> tuple[str, str]:
@@ -240,6 +241,13 @@ def main() -> int:
     parser.add_argument("--bookers", type=int, default=32)
     parser.add_argument("--bookings", type=int, default=25, help="bookings per booker")
     parser.add_argument("--pages", type=int, default=40, help="timeline requests to time")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=SCENARIOS,
+        default=SCENARIOS,
+        help="scenarios to run (the 1-booker baseline always runs)",
+    )
     args = parser.parse_args()
 
     url, name = scratch_database()
@@ -262,16 +270,23 @@ def main() -> int:
             f"CPU floor for the last of {args.bookers} simultaneous bookings on {os.cpu_count()} cores: "
             f"{args.bookers} × {ms(per_booking)} / {os.cpu_count()} = {ms(args.bookers * per_booking / os.cpu_count())}"
         )
-        burst = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False, burst=True)
-        report_latency(f"{args.bookers} at once, own GPUs (bursts)", *burst)
-        cold = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False, burst=True, warm=False)
-        report_latency(f"{args.bookers} at once, own GPUs (bursts, cold)", *cold)
-        fight = run_bookers(gpu_ids, args.bookers, args.bookings, contended=True, burst=True)
-        report_latency(f"{args.bookers} at once, one GPU (bursts)", *fight)
-        many = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False)
-        report_latency(f"{args.bookers} closed loop, own GPUs", *many)
-        ratio = percentile(burst[0], 99) / percentile(single[0], 99)
-        print(f"p99 ratio, {args.bookers} at once / 1 booker: {ratio:.1f}×")
+        if "bursts" in args.only:
+            burst = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False, burst=True)
+            report_latency(f"{args.bookers} at once, own GPUs (bursts)", *burst)
+            ratio = percentile(burst[0], 99) / percentile(single[0], 99)
+            print(f"p99 ratio, {args.bookers} at once / 1 booker: {ratio:.1f}×")
+        if "cold" in args.only:
+            cold = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False, burst=True, warm=False)
+            report_latency(f"{args.bookers} at once, own GPUs (bursts, cold)", *cold)
+        if "one-slot" in args.only:
+            fight = run_bookers(gpu_ids, args.bookers, args.bookings, contended=True, burst=True)
+            report_latency(f"{args.bookers} at once, one GPU (bursts)", *fight)
+        if "closed-loop" in args.only:
+            many = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False)
+            report_latency(f"{args.bookers} closed loop, own GPUs", *many)
+        if "timeline" not in args.only:
+            connections.close_all()
+            return 0
 
         from fleet.models import Reservation
 

@@ -16,7 +16,16 @@ from fleet.choices import ReservationEventKind, ReservationStatus
 from fleet.gpu_picking import NotEnoughGPUs, bookable_gpus, pick_free_gpus
 from fleet.localtime import as_utc, when
 from fleet.models import GPU, GPUModel, Node, Project, Reservation
-from fleet.quotas import Limits, QuotaError, Room, check_rules, check_weekly, limits_for, weekly_room
+from fleet.quotas import (
+    Limits,
+    QuotaError,
+    Room,
+    check_rules,
+    check_weekly,
+    limits_for,
+    room_error,
+    weekly_room,
+)
 from fleet.reservation_events import record_event
 
 NO_OVERLAP = "reservation_no_overlap"
@@ -147,8 +156,9 @@ def pick(request: BookingRequest, start: datetime) -> list[GPU]:
 
 
 def insert(request: BookingRequest, actor, start: datetime, limits: Limits | None) -> list[Reservation]:
-    """Book in one round trip when the GPUs are free and within quota; otherwise explain, pick or preempt."""
-    if request.gpus and not request.preempt and booking_round_trip.usable():
+    """Book named GPUs in one round trip, which also brings back what a refusal needs; pick or preempt
+    statement by statement."""
+    if request.gpus and not request.preempt:
         key = uuid.uuid4()
         rows = [new_reservation(request, key, gpu, start) for gpu in request.gpus]
         locks, room = locks_for(request, limits), rooms(request, start, limits)
@@ -160,11 +170,11 @@ def insert(request: BookingRequest, actor, start: datetime, limits: Limits | Non
             raise conflict_error([g.id for g in request.gpus], request.user, start, request.end) from None
         if outcome.saved:
             return rows
-        if outcome.taken:
-            error = conflict_error([g.id for g in request.gpus], request.user, start, request.end)
-            if error.conflicts:
-                raise error
-        # Over quota, or the booking in the way has just gone: the careful path says which, or books.
+        if outcome.conflicts:
+            raise conflict_error_from(outcome.conflicts, request.user)
+        if outcome.over_room is not None:
+            exc = room_error(room[outcome.over_room], outcome.booked, request.project, limits)
+            raise BookingError(exc.message, field=exc.field)
     return insert_carefully(request, actor, start, limits)
 
 

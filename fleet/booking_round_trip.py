@@ -1,74 +1,52 @@
 """Booking GPUs in one round trip to PostgreSQL: the usual case (free GPUs, within quota) of `fleet.booking.book`.
 
-The locks and the checked insert travel as one multi-statement query, which PostgreSQL runs as one
-transaction. Under READ COMMITTED each statement takes its own snapshot, so the insert, which runs after
-the locks are granted, sees every booking committed by whoever held them: the same guarantee as taking
-the locks, then checking, then inserting in three round trips. The exclusion constraint stays the
+The locks and the checked insert are one call of the PL/pgSQL function fleet_book(), which PostgreSQL
+runs as one transaction and whose plans it keeps per session. Under READ COMMITTED each statement in the
+function takes its own snapshot, so the insert, which runs after the locks are granted, sees every
+booking committed by whoever held them: the same guarantee as taking the locks, then checking, then
+inserting in three round trips. The exclusion constraint stays the
 final guard against writers that take no lock.
 
-Nothing is inserted when a GPU is taken or a weekly limit would be passed; the caller then explains why.
+Nothing is inserted when a GPU is taken or a weekly limit would be passed; the statement then returns
+what the refusal needs (the bookings in the way with their holders and GPUs, or the first weekly limit
+passed and the hours booked against it), so a refusal costs no second round trip either.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
 from fleet.choices import ReservationStatus
-from fleet.models import Reservation
+from fleet.models import GPU, Node, Reservation
 from fleet.quotas import COUNTED, Room
 
-LOCK = """
-SELECT pg_advisory_xact_lock(l.space, l.key) FROM unnest(%(lock_spaces)s::int[], %(lock_keys)s::int[]) AS l(space, key)
-"""
-
-CHECKED_INSERT = """
-WITH taken AS MATERIALIZED (
-    SELECT EXISTS (
-        SELECT FROM fleet_reservation r
-        WHERE r.gpu_id = ANY(%(gpus)s::int[]) AND r.status = %(active)s
-          AND r.start < %(end)s::timestamptz AND r."end" > %(start)s::timestamptz
-    ) AS yes
-), over_quota AS MATERIALIZED (
-    SELECT EXISTS (
-        SELECT FROM unnest(
-            %(room_users)s::int[], %(room_projects)s::int[], %(room_from)s::timestamptz[],
-            %(room_to)s::timestamptz[], %(room)s::interval[]
-        ) AS q(user_id, project_id, week_start, week_end, room)
-        WHERE (
-            SELECT coalesce(sum(least(r."end", q.week_end) - greatest(r.start, q.week_start)), interval '0')
-            FROM fleet_reservation r
-            WHERE (r.user_id = q.user_id OR r.project_id = q.project_id) AND r.status = ANY(%(counted)s::text[])
-              AND r.start < q.week_end AND r."end" > q.week_start
-        ) > q.room
-    ) AS yes
-), added AS (
-    INSERT INTO fleet_reservation
-        (booking, user_id, project_id, gpu_id, start, "end", purpose, deadline_name, deadline_date, status, created)
-    SELECT %(booking)s::uuid, %(user)s::int, %(project)s::int, g.id, %(start)s::timestamptz, %(end)s::timestamptz,
-           %(purpose)s::text, %(deadline_name)s::text, %(deadline_date)s::date, %(active)s, %(created)s::timestamptz
-    FROM unnest(%(gpus)s::int[]) AS g(id), taken, over_quota
-    WHERE NOT taken.yes AND NOT over_quota.yes
-    RETURNING id, gpu_id
+# fleet_book() is created by migration 0005: the advisory locks, then one statement that collects the
+# bookings in the way, finds the first weekly limit passed, and inserts only if there are neither.
+QUERY = """
+SELECT conflicts, over_room, booked, added FROM fleet_book(
+    %(lock_spaces)s::int[], %(lock_keys)s::int[], %(gpus)s::int[], %(active)s::text, %(counted)s::text[],
+    %(room_users)s::int[], %(room_projects)s::int[], %(room_from)s::timestamptz[], %(room_to)s::timestamptz[],
+    %(room)s::interval[], %(booking)s::uuid, %(user)s::int, %(project)s::int, %(start)s::timestamptz,
+    %(end)s::timestamptz, %(purpose)s::text, %(deadline_name)s::text, %(deadline_date)s::date,
+    %(created)s::timestamptz
 )
-SELECT taken.yes, over_quota.yes, array(SELECT ARRAY[gpu_id, id] FROM added) FROM taken, over_quota
 """
-QUERY = f"{LOCK.strip()};\n{CHECKED_INSERT.strip()}"
 COUNTED_STATUSES = [str(status) for status in COUNTED]
 
 
 @dataclass
 class Outcome:
-    """What the one round trip found; `saved` is true when the rows are now in the database."""
+    """What the one round trip found. `saved`: the rows are now in the database. Otherwise `conflicts`
+    are the active bookings in the way (ordered by start, then GPU), or `over_room` is the index in
+    `rooms` of the first weekly limit the booking would pass and `booked` what is booked in that week."""
 
     saved: bool
-    taken: bool = False
-    over_quota: bool = False
-
-
-def usable() -> bool:
-    # Multi-statement queries need client-side binding, Django's default for psycopg 3.
-    return not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
+    conflicts: list[Reservation] = field(default_factory=list)
+    over_room: int | None = None
+    booked: timedelta | None = None
 
 
 def insert_unless_taken(rows: list[Reservation], locks: list[tuple[int, int]], rooms: list[Room]) -> Outcome:
@@ -101,11 +79,16 @@ def insert_unless_taken(rows: list[Reservation], locks: list[tuple[int, int]], r
     # query is its own transaction and needs no BEGIN or COMMIT.
     if connection.in_atomic_block:
         with transaction.atomic():
-            taken, over_quota, added = run(params)
+            conflicts, over_room, booked, added = run(params)
     else:
-        taken, over_quota, added = run(params)
+        conflicts, over_room, booked, added = run(params)
     if not added:
-        return Outcome(saved=False, taken=taken, over_quota=over_quota)
+        return Outcome(
+            saved=False,
+            conflicts=[conflict_row(values) for values in conflicts or []],
+            over_room=None if over_room is None else over_room - 1,
+            booked=booked,
+        )
     ids = dict(added)  # gpu id → row id
     for row in rows:
         row.pk, row.created = ids[row.gpu_id], created
@@ -113,8 +96,30 @@ def insert_unless_taken(rows: list[Reservation], locks: list[tuple[int, int]], r
     return Outcome(saved=True)
 
 
-def run(params: dict) -> tuple[bool, bool, list[list[int]]]:
+def conflict_row(values: list) -> Reservation:
+    """A booking in the way, with its GPU (and node) and holder attached, as the refusal message needs."""
+    pk, gpu_id, user_id, username, index, hostname, start, end = values
+    user_model = get_user_model()
+    row = Reservation(
+        pk=pk,
+        gpu_id=gpu_id,
+        user_id=user_id,
+        start=parse_moment(start),
+        end=parse_moment(end),
+        status=ReservationStatus.ACTIVE,
+    )
+    row.gpu = GPU(pk=gpu_id, index=index, node=Node(hostname=hostname))
+    row.user = user_model(pk=user_id, **{user_model.USERNAME_FIELD: username})
+    row._state.adding, row._state.db = False, connection.alias
+    return row
+
+
+def parse_moment(text: str) -> datetime:
+    # json renders timestamptz in the session's time zone (UTC under Django) with its offset.
+    return datetime.fromisoformat(text).astimezone(UTC)
+
+
+def run(params: dict) -> tuple[list | None, int | None, timedelta | None, list[list[int]]]:
     with connection.cursor() as cursor:
         cursor.execute(QUERY, params)
-        cursor.nextset()
         return cursor.fetchone()

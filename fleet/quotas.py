@@ -120,11 +120,15 @@ def check_weekly(
                 continue
             total = booked_in(scope, monday, next_monday, exclude_booking) + added
             if total > timedelta(hours=limit):
-                raise QuotaError(
-                    f"That would bring {who} to {hours_text(total)} of {limit} GPU-hours in the week of "
-                    f"{timezone.localtime(monday):%a %-d %b}{deadline_note(limits)}.",
-                    field="end",
-                )
+                raise weekly_error(who, total, limit, monday, limits)
+
+
+def weekly_error(who: str, total: timedelta, limit: int, monday: datetime, limits: Limits) -> QuotaError:
+    return QuotaError(
+        f"That would bring {who} to {hours_text(total)} of {limit} GPU-hours in the week of "
+        f"{timezone.localtime(monday):%a %-d %b}{deadline_note(limits)}.",
+        field="end",
+    )
 
 
 @dataclass
@@ -151,6 +155,16 @@ def weekly_room(user, project: Project | None, start: datetime, end: datetime, g
             if limit is not None:
                 rooms.append(Room(user_id, project_id, monday, next_monday, timedelta(hours=limit) - added))
     return rooms
+
+
+def room_error(room: Room, booked: timedelta, project: Project | None, limits: Limits) -> QuotaError:
+    """check_weekly's refusal, from a room the SQL check found passed and what is booked in its week."""
+    if room.user_id is not None:
+        who, limit = "you", limits.user_gpu_hours_per_week
+    else:
+        who, limit = f"project {project.name}", limits.project_gpu_hours_per_week
+    added = timedelta(hours=limit) - room.room
+    return weekly_error(who, booked + added, limit, room.week_start, limits)
 
 
 def booked_in(scope: Q, week_start: datetime, week_end: datetime, exclude_booking=None) -> timedelta:

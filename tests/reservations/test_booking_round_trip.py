@@ -9,10 +9,10 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from fleet.booking import BookingConflict, BookingError, BookingRequest, book
-from fleet.localtime import week_start
+from fleet.booking import BookingConflict, BookingError, BookingRequest, book, conflict_error
+from fleet.localtime import week_start, when
 from fleet.models import QuotaPolicy, Reservation
-from fleet.quotas import limits_for
+from fleet.quotas import QuotaError, check_weekly, limits_for
 from tests.support.reservations import at
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -134,3 +134,58 @@ def test_a_booking_that_queued_behind_the_same_researchers_counts_its_hours(cast
     assert isinstance(outcome, BookingError)
     assert "bring you to 12 hours of 10 GPU-hours" in outcome.message
     assert Reservation.objects.count() == 1
+
+
+def test_a_refusal_is_one_query_naming_the_holder_and_the_end(cast, fleet_gpus):
+    book(request(cast["teammate"], fleet_gpus[:1], 1, 3))
+    limits_for(at(0), at(1))
+    with CaptureQueriesContext(connection) as queries, pytest.raises(BookingConflict) as refused:
+        book(request(cast["owner"], fleet_gpus[:2], 2, 4))
+    assert len(queries) == 1
+    assert refused.value.message == f"GPU gpu-a100-01:0 is taken by bob until {when(at(3))}."
+    assert refused.value.field == "gpus"
+    [conflict] = refused.value.conflicts
+    assert (conflict.gpu_id, conflict.user.username, conflict.start, conflict.end) == (
+        fleet_gpus[0].pk,
+        "bob",
+        at(1),
+        at(3),
+    )
+    assert Reservation.objects.filter(user=cast["owner"]).count() == 0
+
+
+def test_a_refusal_words_several_conflicts_as_the_careful_path_does(cast, fleet_gpus):
+    for gpu, (start_h, end_h) in zip(fleet_gpus[:4], [(3, 5), (1, 6), (2, 4), (1, 2.5)], strict=True):
+        book(request(cast["teammate"] if gpu != fleet_gpus[2] else cast["owner"], [gpu], start_h, end_h))
+    with pytest.raises(BookingConflict) as refused:
+        book(request(cast["owner"], fleet_gpus[:4], 2, 4))
+    careful = conflict_error([g.pk for g in fleet_gpus[:4]], cast["owner"], at(2), at(4))
+    assert refused.value.message == careful.message
+    assert "taken by you until" in refused.value.message and "and 1 more" in refused.value.message
+    assert [(row.pk, row.end) for row in refused.value.conflicts] == [(row.pk, row.end) for row in careful.conflicts]
+
+
+def test_a_quota_refusal_is_one_query_with_the_careful_paths_words(cast, fleet_gpus):
+    QuotaPolicy.objects.update_or_create(pk=1, defaults={"user_gpu_hours_per_week": 10})
+    tuesday = (week_start(timezone.now()) + timedelta(days=8, hours=12) - at(0)) / timedelta(hours=1)
+    book(request(cast["owner"], fleet_gpus[:1], tuesday, tuesday + 6))
+    limits = limits_for(at(tuesday), at(tuesday + 6))
+    with pytest.raises(QuotaError) as careful:
+        check_weekly(cast["owner"], None, at(tuesday + 6), at(tuesday + 9), 2, limits)
+    with CaptureQueriesContext(connection) as queries, pytest.raises(BookingError) as refused:
+        book(request(cast["owner"], fleet_gpus[1:3], tuesday + 6, tuesday + 9))
+    assert len(queries) == 1
+    assert refused.value.message == careful.value.message
+    assert "bring you to 12 hours of 10 GPU-hours" in refused.value.message
+    assert refused.value.field == "end"
+    assert Reservation.objects.count() == 1
+
+
+def test_a_project_quota_refusal_names_the_project(cast, fleet_gpus):
+    project = cast["project"]
+    QuotaPolicy.objects.update_or_create(pk=1, defaults={"project_gpu_hours_per_week": 5})
+    tuesday = (week_start(timezone.now()) + timedelta(days=8, hours=12) - at(0)) / timedelta(hours=1)
+    book(request(cast["teammate"], fleet_gpus[:1], tuesday, tuesday + 4, project=project))
+    with pytest.raises(BookingError) as refused:
+        book(request(cast["owner"], fleet_gpus[1:2], tuesday, tuesday + 2, project=project))
+    assert f"bring project {project.name} to 6 hours of 5 GPU-hours" in refused.value.message
