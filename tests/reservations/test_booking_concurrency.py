@@ -4,7 +4,7 @@ import threading
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, connection
+from django.db import IntegrityError, OperationalError, connection
 
 from fleet.booking import BookingConflict, BookingError, BookingRequest, book
 from fleet.models import Reservation
@@ -12,6 +12,7 @@ from tests.support.reservations import at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 BOOKERS = 32
+DEADLOCK_DETECTED = "40P01"  # PostgreSQL's SQLSTATE
 
 
 def race(bookers, action) -> list:
@@ -56,12 +57,26 @@ def test_exactly_one_of_32_simultaneous_bookings_of_one_slot_succeeds(fleet_gpus
 
 
 def test_postgresql_alone_lets_one_of_32_simultaneous_raw_inserts_commit(fleet_gpus):
+    """Without our per-GPU lock, PostgreSQL still commits exactly one; it refuses the others either with the
+    exclusion constraint or, when their uncommitted rows wait on each other, as a deadlock."""
     gpu = fleet_gpus[0]
-    outcomes = race(
-        researchers(BOOKERS), lambda user: Reservation.objects.create(user=user, gpu=gpu, start=at(1), end=at(3))
-    )
+
+    def insert(user):
+        try:
+            return Reservation.objects.create(user=user, gpu=gpu, start=at(1), end=at(3))
+        except OperationalError as exc:
+            return exc
+
+    outcomes = race(researchers(BOOKERS), insert)
     assert sum(isinstance(o, Reservation) for o in outcomes) == 1
-    assert sum(isinstance(o, IntegrityError) and "reservation_no_overlap" in str(o) for o in outcomes) == BOOKERS - 1
+    refused = [o for o in outcomes if not isinstance(o, Reservation)]
+    assert all(
+        (isinstance(o, IntegrityError) and "reservation_no_overlap" in str(o))
+        or (isinstance(o, OperationalError) and getattr(o.__cause__, "sqlstate", None) == DEADLOCK_DETECTED)
+        for o in refused
+    ), [str(o) for o in refused]
+    assert len(refused) == BOOKERS - 1
+    assert Reservation.objects.filter(gpu=gpu).count() == 1
 
 
 def test_simultaneous_bookings_of_overlapping_windows_leave_no_overlap(fleet_gpus):
