@@ -18,26 +18,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 PREFIX = "bench-page-"
-STATE = (
-    "util_gpu",
-    "util_mem",
-    "mem_used_mib",
-    "temp_c",
-    "power_w",
-    "sm_clock_mhz",
-    "mem_clock_mhz",
-    "fan_pct",
-    "pcie_tx_kib_s",
-    "pcie_rx_kib_s",
-    "ecc_volatile",
-    "clocks_event_reasons",
-)
 
 
 def make_fleet(gpus: int) -> None:
     from django.utils import timezone
 
     from fleet.models import GPU, Node
+    from monitoring.agent.metrics import METRIC_KEYS
     from monitoring.agent.simulate import Simulator
 
     remove_fleet()
@@ -53,7 +40,7 @@ def make_fleet(gpus: int) -> None:
                 memory_total_mib=81920,
                 last_sample_at=now,
                 processes=reading["processes"],
-                **{key: reading[key] for key in STATE},
+                **{key: reading[key] for key in METRIC_KEYS},
             )
             for i, reading in enumerate(readings)
         )

@@ -6,22 +6,11 @@ from fleet.booking import current_holders
 from fleet.choices import NodeStatus, UtilizationBand
 from fleet.models import GPU, Node
 from fleet.owners import owners_by_os_username
+from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.serializers import FleetSummarySerializer, NodeSerializer
 
-STATE_FIELDS = (
-    "util_gpu",
-    "util_mem",
-    "mem_used_mib",
-    "temp_c",
-    "power_w",
-    "sm_clock_mhz",
-    "mem_clock_mhz",
-    "fan_pct",
-    "pcie_tx_kib_s",
-    "pcie_rx_kib_s",
-    "ecc_volatile",
-    "clocks_event_reasons",
-)
+# The state a GPU row keeps is every metric of the agent protocol.
+STATE_FIELDS = METRIC_KEYS
 
 
 GPU_COLUMNS = (
