@@ -1,5 +1,7 @@
 """What every websocket consumer of the product shares."""
 
+import json
+
 from channels.consumer import get_handler_name
 
 
@@ -17,3 +19,25 @@ class EventLoopDispatch:
         if handler is None:
             raise ValueError(f"no handler for message type {message['type']}")
         await handler(message)
+
+
+class JsonTextFrames:
+    """Answer a frame that is not a JSON text message with an error frame, and keep the socket open."""
+
+    max_text_chars: int | None = None
+    not_text_error = "Send JSON text frames."
+    not_json_error = "That was not JSON."
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs) -> None:
+        if text_data is None or (self.max_text_chars is not None and len(text_data) > self.max_text_chars):
+            await self.send_error(self.not_text_error)
+            return
+        try:
+            content = json.loads(text_data)
+        except ValueError:
+            await self.send_error(self.not_json_error)
+            return
+        await self.receive_json(content)
+
+    async def send_error(self, detail: str) -> None:
+        await self.send_json({"type": "error", "detail": detail})

@@ -1,11 +1,9 @@
 """/ws/live/: a logged-in browser subscribes to the fleet, a node or a GPU and gets a snapshot, then updates."""
 
-import json
-
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from fleet.websocket import EventLoopDispatch
+from fleet.websocket import EventLoopDispatch, JsonTextFrames
 from monitoring.live import live_group, update_text
 from monitoring.subscriptions import Subscription, SubscriptionError
 
@@ -14,9 +12,12 @@ CLOSE_NOT_LOGGED_IN = 4401
 MAX_MESSAGE_CHARS = 4096
 
 
-class LiveConsumer(EventLoopDispatch, AsyncJsonWebsocketConsumer):
+class LiveConsumer(EventLoopDispatch, JsonTextFrames, AsyncJsonWebsocketConsumer):
     """Thin: checks the session, validates subscribe messages and forwards the coalesced updates."""
 
+    max_text_chars = MAX_MESSAGE_CHARS
+    not_text_error = f"send JSON text messages of at most {MAX_MESSAGE_CHARS} characters"
+    not_json_error = 'not JSON: send {"type": "subscribe", "scope": "fleet"}'
     subscription: Subscription | None = None
     joined = False
 
@@ -30,17 +31,6 @@ class LiveConsumer(EventLoopDispatch, AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if self.joined:
             await self.channel_layer.group_discard(live_group(), self.channel_name)
-
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        if text_data is None or len(text_data) > MAX_MESSAGE_CHARS:
-            await self.send_error(f"send JSON text messages of at most {MAX_MESSAGE_CHARS} characters")
-            return
-        try:
-            message = json.loads(text_data)
-        except ValueError:
-            await self.send_error('not JSON: send {"type": "subscribe", "scope": "fleet"}')
-            return
-        await self.receive_json(message)
 
     async def receive_json(self, content, **kwargs) -> None:
         try:
@@ -61,6 +51,3 @@ class LiveConsumer(EventLoopDispatch, AsyncJsonWebsocketConsumer):
         gpus, nodes = self.subscription.narrow(message["gpus"], message["nodes"])
         if gpus or nodes:
             await self.send(text_data=update_text(gpus, nodes, message["sent_at"]))
-
-    async def send_error(self, detail: str) -> None:
-        await self.send_json({"type": "error", "detail": detail})

@@ -5,7 +5,7 @@ import asyncio
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from fleet.websocket import EventLoopDispatch
+from fleet.websocket import EventLoopDispatch, JsonTextFrames
 from training.access import visible_runs
 from training.broadcast import run_group
 from training.models import Run
@@ -16,8 +16,10 @@ BACKLOG_MAX = 5000
 CLOSE_FORBIDDEN = 4403
 
 
-class RunConsumer(EventLoopDispatch, AsyncJsonWebsocketConsumer):
+class RunConsumer(EventLoopDispatch, JsonTextFrames, AsyncJsonWebsocketConsumer):
     """``/ws/runs/<id>/`` for a logged-in user who may see the run."""
+
+    not_json_error = "Send JSON text frames."
 
     async def connect(self):
         user = self.scope.get("user")
@@ -36,21 +38,13 @@ class RunConsumer(EventLoopDispatch, AsyncJsonWebsocketConsumer):
         if hasattr(self, "gpu_task"):
             self.gpu_task.cancel()
 
-    async def receive(self, text_data=None, bytes_data=None, **kwargs):
-        try:
-            content = await self.decode_json(text_data or "")
-        except ValueError:
-            await self.send_json({"type": "error", "detail": "Send JSON text frames."})
-            return
-        await self.receive_json(content)
-
     async def receive_json(self, content, **kwargs):
         if not isinstance(content, dict) or content.get("type") != "resume":
-            await self.send_json({"type": "error", "detail": 'Send {"type": "resume", "metric": id, "log": id}.'})
+            await self.send_error('Send {"type": "resume", "metric": id, "log": id}.')
             return
         after_metric, after_log = content.get("metric", 0), content.get("log", 0)
         if not all(isinstance(value, int) and not isinstance(value, bool) for value in (after_metric, after_log)):
-            await self.send_json({"type": "error", "detail": "metric and log must be whole numbers (ids)."})
+            await self.send_error("metric and log must be whole numbers (ids).")
             return
         await self.send_json(await self.backlog(after_metric, after_log))
 

@@ -5,7 +5,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
 from fleet.choices import TransportKind
-from fleet.websocket import EventLoopDispatch
+from fleet.websocket import EventLoopDispatch, JsonTextFrames
 from monitoring.notify.groups import notifications_group
 from monitoring.notify.live import unread_count
 from monitoring.notify.models import Notification
@@ -27,7 +27,7 @@ def mark_read(user_id: int, ids: list[int] | None) -> int:
     return unread_count(user_id)
 
 
-class NotificationConsumer(EventLoopDispatch, AsyncJsonWebsocketConsumer):
+class NotificationConsumer(EventLoopDispatch, JsonTextFrames, AsyncJsonWebsocketConsumer):
     """Sends the unread count on connect, then each new notification; accepts `read` messages."""
 
     async def connect(self):
@@ -47,28 +47,14 @@ class NotificationConsumer(EventLoopDispatch, AsyncJsonWebsocketConsumer):
 
     async def receive_json(self, content, **kwargs):
         if not isinstance(content, dict) or content.get("type") != "read":
-            await self.error('Send {"type": "read", "ids": [notification ids]} or {"type": "read", "ids": "all"}.')
+            await self.send_error('Send {"type": "read", "ids": [notification ids]} or {"type": "read", "ids": "all"}.')
             return
         ids = content.get("ids")
         if ids != "all" and not (isinstance(ids, list) and ids and all(type(i) is int and i > 0 for i in ids)):
-            await self.error('"ids" must be "all" or a non-empty list of notification ids.')
+            await self.send_error('"ids" must be "all" or a non-empty list of notification ids.')
             return
         unread = await mark_read(self.user_id, None if ids == "all" else ids)
         await self.send_json({"type": "unread", "unread": unread})
-
-    async def receive(self, text_data=None, bytes_data=None, **kwargs):
-        if bytes_data is not None:
-            await self.error("Send JSON text frames.")
-            return
-        try:
-            content = await self.decode_json(text_data)
-        except ValueError:
-            await self.error("That was not JSON.")
-            return
-        await self.receive_json(content)
-
-    async def error(self, detail: str) -> None:
-        await self.send_json({"type": "error", "detail": detail})
 
     async def notification_created(self, message):
         await self.send_json(
