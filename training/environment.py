@@ -3,12 +3,12 @@
 import os
 import platform
 import socket
-import subprocess
 from importlib import metadata
 from pathlib import Path
 
 from django.conf import settings
 
+from training.git import git_commit
 from training.launchers import run_env
 from training.models import Run, RunNode
 
@@ -39,18 +39,6 @@ def process_env(run: Run, part: RunNode) -> dict[str, str]:
         FLEET_NODE_RANK=str(part.rank),
     )
     return env
-
-
-def git_commit(directory: str | Path) -> str | None:
-    """The commit checked out where ``directory`` lives; None outside a git repository."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(directory), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = out.stdout.strip()
-    return commit if out.returncode == 0 and len(commit) == 40 else None
 
 
 def package_version(name: str) -> str | None:

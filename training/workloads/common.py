@@ -16,7 +16,6 @@ import random
 import signal
 import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections import deque
@@ -33,6 +32,7 @@ from torch import nn
 from torch.utils.data import BatchSampler, DistributedSampler, TensorDataset
 
 from training import events
+from training.git import git_commit
 from training.workloads import cpu_ddp
 
 WARMUP_STEPS = 10
@@ -172,18 +172,6 @@ def threads_per_process(processes: int) -> int:
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     torch.manual_seed(seed)  # seeds CUDA too
-
-
-def git_commit(path: str | Path) -> str | None:
-    """The commit checked out where ``path`` lives, or None outside a git repository."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = out.stdout.strip()
-    return commit if out.returncode == 0 and commit else None
 
 
 def env_event(strategy: str, world_size: int, device: torch.device, **extra: Any) -> None:
