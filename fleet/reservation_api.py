@@ -11,8 +11,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from fleet import booking as booking_service
+from fleet.booking_list import as_booking, group, with_details
 from fleet.booking_list import booking as find_booking
-from fleet.booking_list import group, with_details
 from fleet.finder import find_slots
 from fleet.models import GPU, Reservation, ReservationEvent
 from fleet.quotas import usage_this_week
@@ -78,7 +78,10 @@ class BookingList(APIView):
             rows = booking_service.book(serializer.booking_request(request.user), actor=request.user)
         except booking_service.BookingError as exc:
             return error(exc)
-        return Response(BookingSerializer(find_booking(rows[0].booking)).data, status=status.HTTP_201_CREATED)
+        # The rows are what was stored, with the GPUs, holder and project the reply shows: no second read.
+        # Ordered as a read gives them (one window, so by GPU).
+        booking = as_booking(rows[0].booking, sorted(rows, key=lambda row: row.gpu_id))
+        return Response(BookingSerializer(booking).data, status=status.HTTP_201_CREATED)
 
 
 class BookingDetail(APIView):

@@ -56,10 +56,24 @@ class ErrorSerializer(serializers.Serializer):
     conflicts = ConflictSerializer(many=True)
 
 
+class GPUIdsField(serializers.ListField):
+    """GPU ids, looked up in one query with the node and model that the reply shows."""
+
+    child = serializers.IntegerField()
+
+    def to_internal_value(self, data) -> list[GPU]:
+        ids = super().to_internal_value(data)
+        found = GPU.objects.select_related("node", "model").in_bulk(ids)
+        missing = [str(gpu_id) for gpu_id in dict.fromkeys(ids) if gpu_id not in found]
+        if missing:
+            raise serializers.ValidationError(f"No GPU with id {', '.join(missing)}.")
+        return [found[gpu_id] for gpu_id in ids]
+
+
 class BookingCreateSerializer(serializers.Serializer):
     """Either `gpus` (ids), or `model` (name) with `count`; times in ISO 8601 (with offset, or in TIME_ZONE)."""
 
-    gpus = serializers.PrimaryKeyRelatedField(queryset=GPU.objects.all(), many=True, required=False)
+    gpus = GPUIdsField(required=False)
     model = serializers.SlugRelatedField(slug_field="name", queryset=GPUModel.objects.all(), required=False)
     count = serializers.IntegerField(min_value=1, max_value=512, required=False)
     node = serializers.SlugRelatedField(slug_field="hostname", queryset=Node.objects.all(), required=False)

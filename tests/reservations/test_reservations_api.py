@@ -4,11 +4,14 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from fleet.models import Reservation
+from fleet.quotas import limits_for
 from tests.support.reservations import at, booked
 
 LIST = reverse("fleet:api-reservations")
@@ -37,6 +40,38 @@ def test_it_books_gpus_and_answers_with_the_booking(alice, cast, fleet_gpus):
     assert data["user"] == "alice" and data["status"] == "active" and data["gpu_hours"] == 2.0
     assert data["reservations"][0]["gpu"]["node"] == "gpu-a100-01"
     assert Reservation.objects.get().booking.hex == data["id"].replace("-", "")
+
+
+NEW_BOOKINGS = {
+    "named GPUs on two nodes, with a project": lambda gpus: {
+        "gpus": [gpus[5].pk, gpus[0].pk, gpus[4].pk],
+        "project": "vision",
+        "deadline_name": "ICML",
+        "deadline_date": "2027-01-28",
+    },
+    "k GPUs of a model": lambda gpus: {"model": "A100 80GB", "count": 2, "same_node": True},
+}
+
+
+@pytest.mark.parametrize("case", NEW_BOOKINGS, ids=str)
+def test_the_reply_to_a_booking_is_what_reading_it_back_gives(alice, fleet_gpus, case):
+    body = {**NEW_BOOKINGS[case](fleet_gpus), "start": at(1).isoformat(), "end": at(3).isoformat(), "purpose": "x"}
+    response = alice.post(LIST, body, format="json")
+    assert response.status_code == 201
+    created = response.json()
+    assert alice.get(detail(created["id"])).json() == created
+    assert len(created["reservations"]) == (len(body["gpus"]) if "gpus" in body else body["count"])
+
+
+def test_booking_named_gpus_takes_the_same_queries_for_one_gpu_or_six(alice, fleet_gpus):
+    # the token, the GPUs (with their nodes and models), the booking itself: nothing per GPU, no read-back
+    for hours, gpus in ((1, fleet_gpus[:1]), (5, fleet_gpus[:6])):
+        body = {"gpus": [g.pk for g in gpus], "start": at(hours).isoformat(), "end": at(hours + 1).isoformat()}
+        limits_for(at(hours), at(hours + 1))  # the rules are read once per process every few seconds
+        with CaptureQueriesContext(connection) as queries:
+            assert alice.post(LIST, body, format="json").status_code == 201
+        sent = [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"]]  # the test's own transaction
+        assert len(sent) == 3 and "fleet_book(" in sent[-1], sent
 
 
 def test_it_books_k_gpus_of_a_model_by_name(alice, fleet_gpus):
