@@ -1,7 +1,10 @@
 """ASGI entry point: HTTP through Django, websockets for agents and browsers through Channels."""
 
+import os
+
 from fleet.startup import setup_django
 
+os.environ.setdefault("DB_POOL", "1")  # see DATABASES in fleet/settings.py
 setup_django()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402
