@@ -11,6 +11,11 @@ Two models of "32 concurrent bookers": bursts (all 32 send a booking at the same
 slowest, and again: the worst instant) and a closed loop (each books again as soon as its last booking
 returns, so 32 are always in flight: the machine saturated). Bookers are warm (one untimed booking
 first) except in the line marked cold, where each process's first booking is timed too.
+
+The api lines time what a researcher's client sees: each booker POSTs to /api/reservations/ (token
+auth, validation, the booking, the JSON reply) over its own keep-alive HTTP connection to uvicorn
+with the README's two workers, started on the scratch database; a booking is timed from sending the
+request to reading the whole reply.
 """
 
 import argparse
@@ -28,7 +33,8 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 GPUS = 64
-SCENARIOS = ["bursts", "cold", "one-slot", "closed-loop", "timeline"]
+SCENARIOS = ["bursts", "cold", "one-slot", "closed-loop", "api", "timeline"]
+API_WORKERS = 2  # as the README runs the web server: uvicorn --workers 2
 
 
 def scratch_database() -> tuple[str, str]:
@@ -134,8 +140,51 @@ def backend_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def api_booker(i: int, gpu_id: int, count: int, contended: bool, api: tuple, barrier, rounds, done, results) -> None:
+    """As `booker`, through the HTTP API: `api` is (port, token of this booker). CPU is the client's alone."""
+    import http.client
+    import json
+    from datetime import UTC, datetime
+
+    port, token = api
+    headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    base = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(days=1)
+
+    def post(start: datetime) -> int:
+        body = {"gpus": [gpu_id], "start": start.isoformat(), "end": (start + timedelta(hours=1)).isoformat()}
+        conn.request("POST", "/api/reservations/", json.dumps(body), headers)
+        response = conn.getresponse()
+        response.read()
+        if response.status not in (201, 400):
+            raise RuntimeError(f"booking answered {response.status}")
+        return response.status
+
+    post(base + timedelta(days=30, hours=i))  # warm: the connection is open and the worker has served one
+    barrier.wait()
+    timings, refused = [], 0
+    cpu = time.process_time()
+    for n in range(count):
+        start = base + timedelta(hours=n if not contended else n % 4)
+        if rounds is not None:
+            rounds.wait()
+        began = time.perf_counter()
+        refused += post(start) == 400
+        timings.append(time.perf_counter() - began)
+    cpu = Cost(time.process_time() - cpu, 0.0, count)
+    done.wait()
+    conn.close()
+    results.put((timings, refused, cpu))
+
+
 def run_bookers(
-    gpu_ids: list[int], bookers: int, count: int, contended: bool, burst: bool = False, warm: bool = True
+    gpu_ids: list[int],
+    bookers: int,
+    count: int,
+    contended: bool,
+    burst: bool = False,
+    warm: bool = True,
+    api: "ApiServer | None" = None,
 ) -> tuple[list[float], int, float, Cost]:
     from fleet.models import Reservation
 
@@ -145,10 +194,19 @@ def run_bookers(
     rounds = ctx.Barrier(bookers) if burst else None
     done = ctx.Barrier(bookers)
     targets = [gpu_ids[0] if contended else gpu_ids[i % len(gpu_ids)] for i in range(bookers)]
-    procs = [
-        ctx.Process(target=booker, args=(i, targets[i], count, contended, warm, barrier, rounds, done, results))
-        for i in range(bookers)
-    ]
+    if api is None:
+        procs = [
+            ctx.Process(target=booker, args=(i, targets[i], count, contended, warm, barrier, rounds, done, results))
+            for i in range(bookers)
+        ]
+    else:
+        procs = [
+            ctx.Process(
+                target=api_booker,
+                args=(i, targets[i], count, contended, (api.port, api.tokens[i]), barrier, rounds, done, results),
+            )
+            for i in range(bookers)
+        ]
     for proc in procs:
         proc.start()
     barrier.wait()
@@ -163,6 +221,48 @@ def run_bookers(
     for proc in procs:
         proc.join()
     return timings, refused, wall, cost
+
+
+class ApiServer:
+    """uvicorn serving the app on the scratch database, and an API token for each booker."""
+
+    def __init__(self, workers: int) -> None:
+        import socket
+        import subprocess
+
+        from django.contrib.auth import get_user_model
+        from rest_framework.authtoken.models import Token
+
+        self.tokens = [
+            Token.objects.get_or_create(user=user)[0].key
+            for user in get_user_model().objects.filter(username__startswith="booker").order_by("username")
+        ]
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        argv = [sys.executable, "-m", "uvicorn", "fleet.asgi:application", "--port", str(self.port)]
+        env = {**os.environ, "ALLOWED_HOSTS": "127.0.0.1"}
+        self.process = subprocess.Popen(
+            [*argv, "--workers", str(workers), "--no-access-log", "--log-level", "warning"], cwd=ROOT, env=env
+        )
+        self.wait_until_up()
+
+    def wait_until_up(self, timeout_s: float = 60.0) -> None:
+        import urllib.request
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/login/", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("the web server did not answer within 60 s")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -284,6 +384,22 @@ def main() -> int:
         if "closed-loop" in args.only:
             many = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False)
             report_latency(f"{args.bookers} closed loop, own GPUs", *many)
+        if "api" in args.only:
+            print(f"\nThrough the HTTP API (uvicorn, {API_WORKERS} workers; CPU per booking is the client's own)")
+            server = ApiServer(API_WORKERS)
+            try:
+                alone = run_bookers(gpu_ids, 1, args.bookings * 4, False, api=server)
+                report_latency("API, 1 booker (baseline)", *alone)
+                report_latency(
+                    f"API, {args.bookers} at once (bursts)",
+                    *run_bookers(gpu_ids, args.bookers, args.bookings, False, burst=True, api=server),
+                )
+                report_latency(
+                    f"API, {args.bookers} closed loop",
+                    *run_bookers(gpu_ids, args.bookers, args.bookings, False, api=server),
+                )
+            finally:
+                server.stop()
         if "timeline" not in args.only:
             connections.close_all()
             return 0
