@@ -23,7 +23,7 @@ def busy_gpu_ids(gpu_ids, start: datetime, end: datetime) -> set[int]:
 
 
 def bookable_gpus(model: GPUModel, node: Node | None = None):
-    gpus = GPU.objects.filter(model=model).exclude(node__status=NodeStatus.DRAINING).select_related("node")
+    gpus = GPU.objects.filter(model=model).exclude(node__status=NodeStatus.DRAINING).select_related("node", "model")
     if node is not None:
         gpus = gpus.filter(node=node)
     return gpus.order_by("node__hostname", "index")
