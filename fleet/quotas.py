@@ -133,18 +133,25 @@ def weekly_error(who: str, total: timedelta, limit: int, monday: datetime, limit
 
 @dataclass
 class Room:
-    """GPU-time a researcher (or a project) may still book in one week, after a new booking's share."""
+    """One weekly limit a new booking must keep: a researcher's (user_id) or a project's (project_id),
+    and the booking's share of GPU-time in that week."""
 
     user_id: int | None
     project_id: int | None
     week_start: datetime
     week_end: datetime
-    room: timedelta
+    limit_hours: int
+    added: timedelta
+
+    @property
+    def room(self) -> timedelta:
+        """What may already be booked in the week for the booking to fit (SQL refuses `booked > room`,
+        which is check_weekly's `booked + added > limit`)."""
+        return timedelta(hours=self.limit_hours) - self.added
 
 
 def weekly_room(user, project: Project | None, start: datetime, end: datetime, gpu_count: int, limits: Limits):
-    """The weekly limits a booking must keep, for a check done in SQL (`booked > room` is what
-    check_weekly refuses as `booked + added > limit`)."""
+    """The weekly limits a booking must keep, for a check done in SQL."""
     scopes = [(user.pk, None, limits.user_gpu_hours_per_week)]
     if project is not None:
         scopes.append((None, project.pk, limits.project_gpu_hours_per_week))
@@ -153,18 +160,14 @@ def weekly_room(user, project: Project | None, start: datetime, end: datetime, g
         added = (min(end, next_monday) - max(start, monday)) * gpu_count
         for user_id, project_id, limit in scopes:
             if limit is not None:
-                rooms.append(Room(user_id, project_id, monday, next_monday, timedelta(hours=limit) - added))
+                rooms.append(Room(user_id, project_id, monday, next_monday, limit, added))
     return rooms
 
 
 def room_error(room: Room, booked: timedelta, project: Project | None, limits: Limits) -> QuotaError:
     """check_weekly's refusal, from a room the SQL check found passed and what is booked in its week."""
-    if room.user_id is not None:
-        who, limit = "you", limits.user_gpu_hours_per_week
-    else:
-        who, limit = f"project {project.name}", limits.project_gpu_hours_per_week
-    added = timedelta(hours=limit) - room.room
-    return weekly_error(who, booked + added, limit, room.week_start, limits)
+    who = "you" if room.user_id is not None else f"project {project.name}"
+    return weekly_error(who, booked + room.added, room.limit_hours, room.week_start, limits)
 
 
 def booked_in(scope: Q, week_start: datetime, week_end: datetime, exclude_booking=None) -> timedelta:
