@@ -97,26 +97,37 @@ def booker(i: int, gpu_id: int, count: int, contended: bool, warm: bool, barrier
     backend = connection.connection.info.backend_pid
     statements = []
     connection.execute_wrappers.append(lambda execute, *args: statements.append(1) or execute(*args))
+
+    def refused(start) -> bool:
+        try:
+            book(BookingRequest(user=user, gpus=[gpu], start=start, end=start + timedelta(hours=1)))
+        except BookingError:
+            return True
+        return False
+
     if warm:
-        later = base + timedelta(days=30, hours=i)
-        book(BookingRequest(user=user, gpus=[gpu], start=later, end=later + timedelta(hours=1)))
+        refused(base + timedelta(days=30, hours=i))
         statements.clear()
     barrier.wait()
-    timings, refused = [], 0
     cpu = time.process_time(), backend_cpu(backend)
+    timings, refusals = timed_bookings(base, count, contended, rounds, refused)
+    cpu = Cost(time.process_time() - cpu[0], backend_cpu(backend) - cpu[1], len(statements))
+    done.wait()  # no booker exits (which costs CPU) while others still book
+    results.put((timings, refusals, cpu))
+
+
+def timed_bookings(base, count: int, contended: bool, rounds, refused) -> tuple[list[float], int]:
+    """Time `count` calls of `refused(start)` for one-hour slots from `base` (four slots in turn when
+    `contended`), each sent with every other booker's when `rounds` syncs them; and count the refusals."""
+    timings, refusals = [], 0
     for n in range(count):
         start = base + timedelta(hours=n if not contended else n % 4)
         if rounds is not None:
             rounds.wait()  # every booker sends this booking at the same moment
         began = time.perf_counter()
-        try:
-            book(BookingRequest(user=user, gpus=[gpu], start=start, end=start + timedelta(hours=1)))
-        except BookingError:
-            refused += 1
+        refusals += refused(start)
         timings.append(time.perf_counter() - began)
-    cpu = Cost(time.process_time() - cpu[0], backend_cpu(backend) - cpu[1], len(statements))
-    done.wait()  # no booker exits (which costs CPU) while others still book
-    results.put((timings, refused, cpu))
+    return timings, refusals
 
 
 @dataclass
@@ -151,30 +162,23 @@ def api_booker(i: int, gpu_id: int, count: int, contended: bool, api: tuple, bar
     conn = http.client.HTTPConnection("127.0.0.1", port)
     base = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(days=1)
 
-    def post(start: datetime) -> int:
+    def refused(start: datetime) -> bool:
         body = {"gpus": [gpu_id], "start": start.isoformat(), "end": (start + timedelta(hours=1)).isoformat()}
         conn.request("POST", "/api/reservations/", json.dumps(body), headers)
         response = conn.getresponse()
         response.read()
         if response.status not in (201, 400):
             raise RuntimeError(f"booking answered {response.status}")
-        return response.status
+        return response.status == 400
 
-    post(base + timedelta(days=30, hours=i))  # warm: the connection is open and the worker has served one
+    refused(base + timedelta(days=30, hours=i))  # warm: the connection is open and the worker has served one
     barrier.wait()
-    timings, refused = [], 0
     cpu = time.process_time()
-    for n in range(count):
-        start = base + timedelta(hours=n if not contended else n % 4)
-        if rounds is not None:
-            rounds.wait()
-        began = time.perf_counter()
-        refused += post(start) == 400
-        timings.append(time.perf_counter() - began)
+    timings, refusals = timed_bookings(base, count, contended, rounds, refused)
     cpu = Cost(time.process_time() - cpu, 0.0, count)
     done.wait()
     conn.close()
-    results.put((timings, refused, cpu))
+    results.put((timings, refusals, cpu))
 
 
 def run_bookers(
@@ -194,19 +198,12 @@ def run_bookers(
     rounds = ctx.Barrier(bookers) if burst else None
     done = ctx.Barrier(bookers)
     targets = [gpu_ids[0] if contended else gpu_ids[i % len(gpu_ids)] for i in range(bookers)]
-    if api is None:
-        procs = [
-            ctx.Process(target=booker, args=(i, targets[i], count, contended, warm, barrier, rounds, done, results))
-            for i in range(bookers)
-        ]
-    else:
-        procs = [
-            ctx.Process(
-                target=api_booker,
-                args=(i, targets[i], count, contended, (api.port, api.tokens[i]), barrier, rounds, done, results),
-            )
-            for i in range(bookers)
-        ]
+    # The last argument before the barriers: warm or not, or the API's port and this booker's token.
+    target, own = (booker, [warm] * bookers) if api is None else (api_booker, [(api.port, t) for t in api.tokens])
+    procs = [
+        ctx.Process(target=target, args=(i, targets[i], count, contended, own[i], barrier, rounds, done, results))
+        for i in range(bookers)
+    ]
     for proc in procs:
         proc.start()
     barrier.wait()
@@ -227,38 +224,27 @@ class ApiServer:
     """uvicorn serving the app on the scratch database, and an API token for each booker."""
 
     def __init__(self, workers: int) -> None:
-        import socket
         import subprocess
 
         from django.contrib.auth import get_user_model
         from rest_framework.authtoken.models import Token
 
+        from fleet.demo import wait_for_login_page
+        from fleet.embedded import free_port
+
         self.tokens = [
             Token.objects.get_or_create(user=user)[0].key
             for user in get_user_model().objects.filter(username__startswith="booker").order_by("username")
         ]
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.port = free_port()
         argv = [sys.executable, "-m", "uvicorn", "fleet.asgi:application", "--port", str(self.port)]
         env = {**os.environ, "ALLOWED_HOSTS": "127.0.0.1"}
         self.process = subprocess.Popen(
             [*argv, "--workers", str(workers), "--no-access-log", "--log-level", "warning"], cwd=ROOT, env=env
         )
-        self.wait_until_up()
-
-    def wait_until_up(self, timeout_s: float = 60.0) -> None:
-        import urllib.request
-
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/login/", timeout=2):
-                    return
-            except OSError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError("the web server did not answer within 60 s")
+        if not wait_for_login_page(f"http://127.0.0.1:{self.port}/login/", stopping=[]):
+            self.stop()
+            raise RuntimeError("the web server did not answer within 60 s")
 
     def stop(self) -> None:
         self.process.terminate()
