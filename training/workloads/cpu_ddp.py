@@ -1,6 +1,6 @@
 """Keeping CPU DDP ranks (gloo) in step on a virtualised node.
 
-Measured on the 2-core benchmark node (docs/benchmarks.md, Training): with two
+Measured on a 2-core Xeon benchmark node (docs/benchmarks.md, Training): with two
 single-threaded ranks, half the steps took about 4 ms longer than the rest, the
 length of one kernel tick (HZ=250). A rank that finishes its backward first
 blocks in the all-reduce, its vCPU halts, and waking it again costs a tick;
