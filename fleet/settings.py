@@ -78,15 +78,17 @@ TEMPLATES = [
 DATABASES = {"default": database_from_url("DATABASE_URL")}
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", default=60, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-# The web server runs each request's synchronous code on a thread of its own, so a connection kept per
-# thread is never reused and every request would open a new PostgreSQL session. fleet/asgi.py turns on
-# a pool of sessions per server process instead; manage.py and Celery, whose threads live long, keep
-# one connection per thread.
+# The web server answers HTTP requests on WEB_THREADS threads (fleet/asgi.py); its websocket consumers
+# run their database calls on a thread per connection, so a connection kept per thread would open a
+# PostgreSQL session per browser. fleet/asgi.py turns on a pool of sessions per server process instead,
+# one for each request thread and two for the consumers and the ingest batcher; manage.py and Celery,
+# whose threads live long, keep one connection per thread.
+WEB_THREADS = env_int("WEB_THREADS", default=8, minimum=1)
 if env_bool("DB_POOL"):
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the sessions
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
-        "max_size": env_int("DB_POOL_SIZE", default=8, minimum=1),
+        "max_size": env_int("DB_POOL_SIZE", default=WEB_THREADS + 2, minimum=1),
         "timeout": 30,  # seconds a request waits for a free session before it fails
         "name": "web",
     }

@@ -25,6 +25,6 @@ def test_requests_to_the_web_server_reuse_its_pooled_sessions(asgi_server):
             assert response.status == 200
     time.sleep(2)  # backends report their statistics within a second or so of going idle or ending
     opened = sessions_opened() - before
-    # One session per request (what a per-thread connection gives under ASGI) would be 40; the pool holds
-    # at most DB_POOL_SIZE (8), and other tests' processes may open a few meanwhile.
+    # One session per request would be 40; sequential requests need one pooled session, and other tests'
+    # processes may open a few meanwhile.
     assert opened <= 10, f"{opened} sessions opened for {REQUESTS} requests"
