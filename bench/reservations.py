@@ -133,11 +133,14 @@ def timed_bookings(base, count: int, contended: bool, rounds, refused) -> tuple[
 @dataclass
 class Cost:
     """CPU seconds spent by bookers (Python) and their PostgreSQL backends, and cursor executes (each one
-    round trip; BEGIN and COMMIT, sent by psycopg itself, are not counted)."""
+    round trip; BEGIN and COMMIT, sent by psycopg itself, are not counted). Through the API, `python` is
+    the bookers' own HTTP clients, `server` the web server's processes and `backend` PostgreSQL's
+    (the database's backends and the cluster's own processes), and `statements` counts requests."""
 
     python: float = 0.0
     backend: float = 0.0
     statements: int = 0
+    server: float = 0.0
 
     def add(self, other: "Cost") -> None:
         self.python, self.backend = self.python + other.python, self.backend + other.backend
@@ -175,7 +178,7 @@ def api_booker(i: int, gpu_id: int, count: int, contended: bool, api: tuple, bar
     barrier.wait()
     cpu = time.process_time()
     timings, refusals = timed_bookings(base, count, contended, rounds, refused)
-    cpu = Cost(time.process_time() - cpu, 0.0, count)
+    cpu = Cost(time.process_time() - cpu, 0.0, count)  # the server's and PostgreSQL's: see ServerCPU
     done.wait()
     conn.close()
     results.put((timings, refusals, cpu))
@@ -208,6 +211,7 @@ def run_bookers(
         proc.start()
     barrier.wait()
     began = time.perf_counter()
+    server = api.measure() if api is not None else None
     timings, refused, cost = [], 0, Cost()
     for _ in procs:
         got, no, spent = results.get(timeout=600)
@@ -215,6 +219,8 @@ def run_bookers(
         refused += no
         cost.add(spent)
     wall = time.perf_counter() - began
+    if server is not None:
+        cost.server, cost.backend = server.stop()
     for proc in procs:
         proc.join()
     return timings, refused, wall, cost
@@ -246,9 +252,28 @@ class ApiServer:
             self.stop()
             raise RuntimeError("the web server did not answer within 60 s")
 
+    def measure(self) -> "ServerCPU":
+        return ServerCPU(self.process.pid)
+
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=30)
+
+
+class ServerCPU:
+    """CPU seconds of the web server's processes and of PostgreSQL from now until `stop()`."""
+
+    def __init__(self, pid: int) -> None:
+        import psutil
+        from cpu_use import DatabaseCPU, cpu_seconds
+
+        self.process, self.cpu_seconds = psutil.Process(pid), cpu_seconds
+        self.before = cpu_seconds(self.process)
+        self.database = DatabaseCPU()
+        self.database.start()
+
+    def stop(self) -> tuple[float, float]:
+        return self.cpu_seconds(self.process) - self.before, self.database.stop()
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -317,9 +342,14 @@ def report_latency(label: str, timings: list[float], refused: int, wall: float, 
     print(
         f"{label:<34} n={n:<5} refused={refused:<5} p50={ms(percentile(timings, 50)):<9} "
         f"p99={ms(percentile(timings, 99)):<9} max={ms(max(timings)):<9} {n / wall:.0f} bookings/s; "
-        f"CPU per booking: Python {ms(cost.python / n)} + PostgreSQL {ms(cost.backend / n)}, "
-        f"{cost.statements / n:.1f} executes"
+        f"CPU per booking: {cpu_per_booking(cost, n)}"
     )
+
+
+def cpu_per_booking(cost: Cost, n: int) -> str:
+    if cost.server:
+        return f"clients {ms(cost.python / n)} + web server {ms(cost.server / n)} + PostgreSQL {ms(cost.backend / n)}"
+    return f"Python {ms(cost.python / n)} + PostgreSQL {ms(cost.backend / n)}, {cost.statements / n:.1f} executes"
 
 
 def main() -> int:
@@ -371,7 +401,8 @@ def main() -> int:
             many = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False)
             report_latency(f"{args.bookers} closed loop, own GPUs", *many)
         if "api" in args.only:
-            print(f"\nThrough the HTTP API (uvicorn, {API_WORKERS} workers; CPU per booking is the client's own)")
+            threads = os.environ.get("WEB_THREADS", "8")
+            print(f"\nThrough the HTTP API (uvicorn, {API_WORKERS} workers of {threads} request threads)")
             server = ApiServer(API_WORKERS)
             try:
                 alone = run_bookers(gpu_ids, 1, args.bookings * 4, False, api=server)
