@@ -5,6 +5,9 @@ from rest_framework import serializers
 
 from fleet.booking import BookingRequest
 from fleet.models import GPU, GPUModel, Node, Project
+from fleet.prebuilt_select import PrebuiltSelect
+
+GPUS_WITH_NODE_AND_MODEL = PrebuiltSelect(GPU, key="id", joined=("node", "model"), many=True)
 
 
 class GPUBriefSerializer(serializers.Serializer):
@@ -63,7 +66,7 @@ class GPUIdsField(serializers.ListField):
 
     def to_internal_value(self, data) -> list[GPU]:
         ids = super().to_internal_value(data)
-        found = GPU.objects.select_related("node", "model").in_bulk(ids)
+        found = {gpu.id: gpu for gpu in GPUS_WITH_NODE_AND_MODEL.fetch(ids)}
         missing = [str(gpu_id) for gpu_id in dict.fromkeys(ids) if gpu_id not in found]
         if missing:
             raise serializers.ValidationError(f"No GPU with id {', '.join(missing)}.")

@@ -83,6 +83,8 @@ def test_it_books_k_gpus_of_a_model_by_name(alice, fleet_gpus):
 BAD = {
     "end before start": ({"gpus": [1], "start": 3, "end": 1}, "end"),
     "unknown GPU": ({"gpus": [999999], "start": 1, "end": 2}, "gpus"),
+    "GPU id past any integer column": ({"gpus": [10**20], "start": 1, "end": 2}, "gpus"),
+    "negative GPU id": ({"gpus": [-1], "start": 1, "end": 2}, "gpus"),
     "unknown model": ({"model": "Z9000", "count": 1, "start": 1, "end": 2}, "model"),
     "nothing to book": ({"start": 1, "end": 2}, "non_field_errors"),
     "not a time": ({"gpus": [1], "start": "soon", "end": 2}, "start"),
