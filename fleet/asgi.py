@@ -15,10 +15,10 @@ from django.core.wsgi import get_wsgi_application  # noqa: E402
 
 from fleet.routing import websocket_application  # noqa: E402
 
-# Every page and API view is synchronous. Django's own ASGI handler would hop between the event loop
-# and a new thread for each middleware and the view, a dozen hops per request; Django's WSGI handler on
-# a fixed pool of threads makes one. Measured on a booking through the API: 7.0–8.7 ms of server CPU
-# with the ASGI handler, 4.6–5.9 ms this way (docs/benchmarks.md, Reservations).
+# Every page and API view is synchronous. Django's own ASGI handler hops between the event loop and the
+# request's thread before and after each middleware and around the view, a dozen hops per request;
+# Django's WSGI handler on a fixed pool of threads makes one. Measured on a booking through the API:
+# 5.8–7.6 ms of web server CPU with the ASGI handler, 3.4–5.6 ms this way (docs/benchmarks.md).
 application = ProtocolTypeRouter(
     {
         "http": WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_THREADS),
