@@ -1,4 +1,4 @@
-"""API tokens: the right token is its user, in one query; a wrong one or an inactive user's is refused."""
+"""API tokens: the right token is its user, in one query; a wrong one or an inactive user's is a 401."""
 
 import pytest
 from django.urls import reverse
@@ -44,14 +44,23 @@ def test_the_api_books_as_the_tokens_user(cast, fleet_gpus):
     ],
     ids=["unknown", "quote in the key", "inactive user"],
 )
-def test_a_wrong_token_is_refused_and_books_nothing(cast, fleet_gpus, key, detail):
+def test_a_wrong_token_is_a_401_and_books_nothing(cast, fleet_gpus, key, detail):
     if key == "inactive":
         cast["owner"].is_active = False
         cast["owner"].save()
         key = Token.objects.create(user=cast["owner"]).key
     body = {"gpus": [fleet_gpus[0].pk], "start": at(1).isoformat(), "end": at(2).isoformat()}
     response = client_with(key).post(LIST, body, format="json")
-    # 403, not 401: the session comes first among the API's ways to authenticate (DRF answers with the
-    # first one's status), as it did before this class.
-    assert response.status_code == 403 and response.json()["detail"] == detail
+    assert response.status_code == 401 and response.json()["detail"] == detail
+    assert response["WWW-Authenticate"] == "Token"
     assert not Reservation.objects.exists()
+
+
+def test_no_credentials_is_a_401_that_asks_for_a_token(fleet_gpus):
+    response = APIClient().get(LIST)
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
+
+
+def test_a_logged_in_browser_still_uses_the_api_without_a_token(client, cast, fleet_gpus):
+    client.force_login(cast["owner"])
+    assert client.get(LIST).status_code == 200
