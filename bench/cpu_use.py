@@ -28,7 +28,7 @@ class DatabaseCPU:
 
     Polled every half second, because a backend can end inside the window (the server recycles its
     connection after DB_CONN_MAX_AGE) and take its CPU times with it; one that ends loses at most the
-    last half second. The WAL writer, checkpointer and background writer count: they work for the ingest.
+    last half second. The WAL writer, checkpointer and background writer count: they work for the load measured.
     """
 
     def __init__(self, period_s: float = 0.5):

@@ -30,6 +30,9 @@ from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import psutil
+from cpu_use import DatabaseCPU, cpu_seconds
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 GPUS = 64
@@ -94,7 +97,7 @@ def booker(i: int, gpu_id: int, count: int, contended: bool, warm: bool, barrier
     gpu = GPU.objects.get(pk=gpu_id)
     base = timezone.now().replace(minute=0, second=0, microsecond=0) + timedelta(days=1)
     connection.ensure_connection()
-    backend = connection.connection.info.backend_pid
+    backend = psutil.Process(connection.connection.info.backend_pid)  # its PostgreSQL backend, on this machine
     statements = []
     connection.execute_wrappers.append(lambda execute, *args: statements.append(1) or execute(*args))
 
@@ -109,9 +112,9 @@ def booker(i: int, gpu_id: int, count: int, contended: bool, warm: bool, barrier
         refused(base + timedelta(days=30, hours=i))
         statements.clear()
     barrier.wait()
-    cpu = time.process_time(), backend_cpu(backend)
+    cpu = time.process_time(), cpu_seconds(backend)
     timings, refusals = timed_bookings(base, count, contended, rounds, refused)
-    cpu = Cost(time.process_time() - cpu[0], backend_cpu(backend) - cpu[1], len(statements))
+    cpu = Cost(time.process_time() - cpu[0], cpu_seconds(backend) - cpu[1], len(statements))
     done.wait()  # no booker exits (which costs CPU) while others still book
     results.put((timings, refusals, cpu))
 
@@ -145,13 +148,6 @@ class Cost:
     def add(self, other: "Cost") -> None:
         self.python, self.backend = self.python + other.python, self.backend + other.backend
         self.statements += other.statements
-
-
-def backend_cpu(pid: int) -> float:
-    """CPU seconds (user + system) used so far by one PostgreSQL backend on this machine."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def api_booker(i: int, gpu_id: int, count: int, contended: bool, api: tuple, barrier, rounds, done, results) -> None:
@@ -264,16 +260,13 @@ class ServerCPU:
     """CPU seconds of the web server's processes and of PostgreSQL from now until `stop()`."""
 
     def __init__(self, pid: int) -> None:
-        import psutil
-        from cpu_use import DatabaseCPU, cpu_seconds
-
-        self.process, self.cpu_seconds = psutil.Process(pid), cpu_seconds
+        self.process = psutil.Process(pid)
         self.before = cpu_seconds(self.process)
         self.database = DatabaseCPU()
         self.database.start()
 
     def stop(self) -> tuple[float, float]:
-        return self.cpu_seconds(self.process) - self.before, self.database.stop()
+        return cpu_seconds(self.process) - self.before, self.database.stop()
 
 
 def percentile(values: list[float], q: float) -> float:
