@@ -12,15 +12,13 @@ from rest_framework.test import APIClient
 
 from fleet.models import Reservation
 from fleet.quotas import limits_for
-from tests.support.reservations import at, booked
+from tests.support.reservations import api_client, at, booked
 
 LIST = reverse("fleet:api-reservations")
 
 
 def api_as(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return client
+    return api_client(Token.objects.create(user=user).key)
 
 
 def detail(booking) -> str:

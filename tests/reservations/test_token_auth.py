@@ -7,16 +7,10 @@ from rest_framework.test import APIClient
 
 from fleet.models import Reservation
 from fleet.token_auth import TokenAuthentication
-from tests.support.reservations import at
+from tests.support.reservations import api_client, at
 
 pytestmark = pytest.mark.django_db
 LIST = reverse("fleet:api-reservations")
-
-
-def client_with(key: str) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
-    return client
 
 
 def test_a_token_is_its_user_and_token_read_in_one_query(cast, django_assert_num_queries):
@@ -30,7 +24,7 @@ def test_a_token_is_its_user_and_token_read_in_one_query(cast, django_assert_num
 def test_the_api_books_as_the_tokens_user(cast, fleet_gpus):
     key = Token.objects.create(user=cast["outsider"]).key
     body = {"gpus": [fleet_gpus[0].pk], "start": at(1).isoformat(), "end": at(2).isoformat()}
-    response = client_with(key).post(LIST, body, format="json")
+    response = api_client(key).post(LIST, body, format="json")
     assert response.status_code == 201 and response.json()["user"] == "eve"
     assert Reservation.objects.get().user == cast["outsider"]
 
@@ -50,7 +44,7 @@ def test_a_wrong_token_is_a_401_and_books_nothing(cast, fleet_gpus, key, detail)
         cast["owner"].save()
         key = Token.objects.create(user=cast["owner"]).key
     body = {"gpus": [fleet_gpus[0].pk], "start": at(1).isoformat(), "end": at(2).isoformat()}
-    response = client_with(key).post(LIST, body, format="json")
+    response = api_client(key).post(LIST, body, format="json")
     assert response.status_code == 401 and response.json()["detail"] == detail
     assert response["WWW-Authenticate"] == "Token"
     assert not Reservation.objects.exists()

@@ -4,6 +4,7 @@ from datetime import datetime, timedelta
 
 import pytest
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from fleet.booking import BookingRequest, book
 from fleet.models import GPU, GPUModel, Node
@@ -41,3 +42,10 @@ def booked(user, gpus, start_h: float, end_h: float, **extra):
     """Book GPUs from `start_h` to `end_h` hours after the next full hour."""
     request = BookingRequest(user=user, gpus=list(gpus), start=at(start_h), end=at(end_h), **extra)
     return book(request)
+
+
+def api_client(token_key: str) -> APIClient:
+    """An API client that sends `Authorization: Token <token_key>` with every request."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_key}")
+    return client
