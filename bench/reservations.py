@@ -15,7 +15,9 @@ first) except in the line marked cold, where each process's first booking is tim
 The api lines time what a researcher's client sees: each booker POSTs to /api/reservations/ (token
 auth, validation, the booking, the JSON reply) over its own keep-alive HTTP connection to uvicorn
 with the README's two workers, started on the scratch database; a booking is timed from sending the
-request to reading the whole reply.
+request to reading the whole reply. Their baseline in the same run is an authenticated read sent the
+same way, 32 at once: each client asks who holds its GPU (GET /api/reservations/holders/?gpu=…), so
+the ratio shows what a booking costs beyond any API request.
 """
 
 import argparse
@@ -151,23 +153,27 @@ class Cost:
 
 
 def api_booker(i: int, gpu_id: int, count: int, contended: bool, api: tuple, barrier, rounds, done, results) -> None:
-    """As `booker`, through the HTTP API: `api` is (port, token of this booker). CPU is the client's alone."""
+    """As `booker`, through the HTTP API: `api` is (port, token of this booker, whether to read who holds
+    the GPU instead of booking it). CPU is the client's alone."""
     import http.client
     import json
     from datetime import UTC, datetime
 
-    port, token = api
+    port, token, read = api
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
     conn = http.client.HTTPConnection("127.0.0.1", port)
     base = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(days=1)
 
     def refused(start: datetime) -> bool:
-        body = {"gpus": [gpu_id], "start": start.isoformat(), "end": (start + timedelta(hours=1)).isoformat()}
-        conn.request("POST", "/api/reservations/", json.dumps(body), headers)
+        if read:
+            conn.request("GET", f"/api/reservations/holders/?gpu={gpu_id}", headers=headers)
+        else:
+            body = {"gpus": [gpu_id], "start": start.isoformat(), "end": (start + timedelta(hours=1)).isoformat()}
+            conn.request("POST", "/api/reservations/", json.dumps(body), headers)
         response = conn.getresponse()
         response.read()
-        if response.status not in (201, 400):
-            raise RuntimeError(f"booking answered {response.status}")
+        if response.status not in ((200,) if read else (201, 400)):
+            raise RuntimeError(f"{'the read' if read else 'booking'} answered {response.status}")
         return response.status == 400
 
     refused(base + timedelta(days=30, hours=i))  # warm: the connection is open and the worker has served one
@@ -188,6 +194,7 @@ def run_bookers(
     burst: bool = False,
     warm: bool = True,
     api: "ApiServer | None" = None,
+    read: bool = False,
 ) -> tuple[list[float], int, float, Cost]:
     from fleet.models import Reservation
 
@@ -197,8 +204,9 @@ def run_bookers(
     rounds = ctx.Barrier(bookers) if burst else None
     done = ctx.Barrier(bookers)
     targets = [gpu_ids[0] if contended else gpu_ids[i % len(gpu_ids)] for i in range(bookers)]
-    # The last argument before the barriers: warm or not, or the API's port and this booker's token.
-    target, own = (booker, [warm] * bookers) if api is None else (api_booker, [(api.port, t) for t in api.tokens])
+    # The last argument before the barriers: warm or not, or the API's port, this booker's token and `read`.
+    own = [warm] * bookers if api is None else [(api.port, token, read) for token in api.tokens]
+    target = booker if api is None else api_booker
     procs = [
         ctx.Process(target=target, args=(i, targets[i], count, contended, own[i], barrier, rounds, done, results))
         for i in range(bookers)
@@ -330,12 +338,14 @@ def time_timeline(pages: int) -> list[float]:
     return timings
 
 
-def report_latency(label: str, timings: list[float], refused: int, wall: float, cost: Cost) -> None:
+def report_latency(
+    label: str, timings: list[float], refused: int, wall: float, cost: Cost, unit: str = "booking"
+) -> None:
     n = len(timings)
     print(
         f"{label:<34} n={n:<5} refused={refused:<5} p50={ms(percentile(timings, 50)):<9} "
-        f"p99={ms(percentile(timings, 99)):<9} max={ms(max(timings)):<9} {n / wall:.0f} bookings/s; "
-        f"CPU per booking: {cpu_per_booking(cost, n)}"
+        f"p99={ms(percentile(timings, 99)):<9} max={ms(max(timings)):<9} {n / wall:.0f} {unit}s/s; "
+        f"CPU per {unit}: {cpu_per_booking(cost, n)}"
     )
 
 
@@ -400,10 +410,12 @@ def main() -> int:
             try:
                 alone = run_bookers(gpu_ids, 1, args.bookings * 4, False, api=server)
                 report_latency("API, 1 booker (baseline)", *alone)
-                report_latency(
-                    f"API, {args.bookers} at once (bursts)",
-                    *run_bookers(gpu_ids, args.bookers, args.bookings, False, burst=True, api=server),
-                )
+                reads = run_bookers(gpu_ids, args.bookers, args.bookings, False, burst=True, api=server, read=True)
+                report_latency(f"API, {args.bookers} at once, a read (baseline)", *reads, unit="read")
+                bursts = run_bookers(gpu_ids, args.bookers, args.bookings, False, burst=True, api=server)
+                report_latency(f"API, {args.bookers} at once (bursts)", *bursts)
+                ratio = percentile(bursts[0], 99) / percentile(reads[0], 99)
+                print(f"p99 ratio, {args.bookers} bookings at once / {args.bookers} reads at once: {ratio:.1f}×")
                 report_latency(
                     f"API, {args.bookers} closed loop",
                     *run_bookers(gpu_ids, args.bookers, args.bookings, False, api=server),
