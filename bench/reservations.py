@@ -15,9 +15,9 @@ first) except in the line marked cold, where each process's first booking is tim
 The api lines time what a researcher's client sees: each booker POSTs to /api/reservations/ (token
 auth, validation, the booking, the JSON reply) over its own keep-alive HTTP connection to uvicorn
 with the README's two workers, started on the scratch database; a booking is timed from sending the
-request to reading the whole reply. Their baseline in the same run is an authenticated read sent the
-same way, 32 at once: each client asks who holds its GPU (GET /api/reservations/holders/?gpu=…), so
-the ratio shows what a booking costs beyond any API request.
+request to reading the whole reply. Their floor, in the same run and sent the same way 32 at once, is
+a request that does nothing (bench/floor_urls.py): an empty page, and an empty API call behind the
+API's token check. No booking through this web server on this machine can be faster than those.
 """
 
 import argparse
@@ -40,6 +40,8 @@ sys.path.insert(0, str(ROOT))
 GPUS = 64
 SCENARIOS = ["bursts", "cold", "one-slot", "closed-loop", "api", "timeline"]
 API_WORKERS = 2  # as the README runs the web server: uvicorn --workers 2
+# Requests that do nothing, served beside the app by the API lines' web server (bench/floor_urls.py).
+FLOORS = {"empty page": "/bench/empty-page", "empty API call": "/bench/empty-api-call"}
 
 
 def scratch_database() -> tuple[str, str]:
@@ -153,27 +155,27 @@ class Cost:
 
 
 def api_booker(i: int, gpu_id: int, count: int, contended: bool, api: tuple, barrier, rounds, done, results) -> None:
-    """As `booker`, through the HTTP API: `api` is (port, token of this booker, whether to read who holds
-    the GPU instead of booking it). CPU is the client's alone."""
+    """As `booker`, through the HTTP API: `api` is (port, token of this booker, a path to GET instead of
+    booking, or None). CPU is the client's alone."""
     import http.client
     import json
     from datetime import UTC, datetime
 
-    port, token, read = api
+    port, token, floor = api
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
     conn = http.client.HTTPConnection("127.0.0.1", port)
     base = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) + timedelta(days=1)
 
     def refused(start: datetime) -> bool:
-        if read:
-            conn.request("GET", f"/api/reservations/holders/?gpu={gpu_id}", headers=headers)
+        if floor:
+            conn.request("GET", floor, headers=headers)
         else:
             body = {"gpus": [gpu_id], "start": start.isoformat(), "end": (start + timedelta(hours=1)).isoformat()}
             conn.request("POST", "/api/reservations/", json.dumps(body), headers)
         response = conn.getresponse()
         response.read()
-        if response.status not in ((200,) if read else (201, 400)):
-            raise RuntimeError(f"{'the read' if read else 'booking'} answered {response.status}")
+        if response.status not in ((200,) if floor else (201, 400)):
+            raise RuntimeError(f"{floor or 'booking'} answered {response.status}")
         return response.status == 400
 
     refused(base + timedelta(days=30, hours=i))  # warm: the connection is open and the worker has served one
@@ -194,7 +196,7 @@ def run_bookers(
     burst: bool = False,
     warm: bool = True,
     api: "ApiServer | None" = None,
-    read: bool = False,
+    floor: str | None = None,
 ) -> tuple[list[float], int, float, Cost]:
     from fleet.models import Reservation
 
@@ -204,8 +206,8 @@ def run_bookers(
     rounds = ctx.Barrier(bookers) if burst else None
     done = ctx.Barrier(bookers)
     targets = [gpu_ids[0] if contended else gpu_ids[i % len(gpu_ids)] for i in range(bookers)]
-    # The last argument before the barriers: warm or not, or the API's port, this booker's token and `read`.
-    own = [warm] * bookers if api is None else [(api.port, token, read) for token in api.tokens]
+    # The last argument before the barriers: warm or not, or the API's port, this booker's token and `floor`.
+    own = [warm] * bookers if api is None else [(api.port, token, floor) for token in api.tokens]
     target = booker if api is None else api_booker
     procs = [
         ctx.Process(target=target, args=(i, targets[i], count, contended, own[i], barrier, rounds, done, results))
@@ -248,7 +250,12 @@ class ApiServer:
         ]
         self.port = free_port()
         argv = [sys.executable, "-m", "uvicorn", "fleet.asgi:application", "--port", str(self.port)]
-        env = {**os.environ, "ALLOWED_HOSTS": "127.0.0.1"}
+        env = {
+            **os.environ,
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "DJANGO_SETTINGS_MODULE": "floor_settings",
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "bench"), str(ROOT)]),
+        }
         self.process = subprocess.Popen(
             [*argv, "--workers", str(workers), "--no-access-log", "--log-level", "warning"], cwd=ROOT, env=env
         )
@@ -410,12 +417,16 @@ def main() -> int:
             try:
                 alone = run_bookers(gpu_ids, 1, args.bookings * 4, False, api=server)
                 report_latency("API, 1 booker (baseline)", *alone)
-                reads = run_bookers(gpu_ids, args.bookers, args.bookings, False, burst=True, api=server, read=True)
-                report_latency(f"API, {args.bookers} at once, a read (baseline)", *reads, unit="read")
+                floors = {}
+                for label, path in FLOORS.items():
+                    floors[label] = run_bookers(
+                        gpu_ids, args.bookers, args.bookings, False, burst=True, api=server, floor=path
+                    )
+                    report_latency(f"{args.bookers} at once, {label} (floor)", *floors[label], unit="request")
                 bursts = run_bookers(gpu_ids, args.bookers, args.bookings, False, burst=True, api=server)
                 report_latency(f"API, {args.bookers} at once (bursts)", *bursts)
-                ratio = percentile(bursts[0], 99) / percentile(reads[0], 99)
-                print(f"p99 ratio, {args.bookers} bookings at once / {args.bookers} reads at once: {ratio:.1f}×")
+                ratio = percentile(bursts[0], 99) / percentile(floors["empty API call"][0], 99)
+                print(f"p99 ratio, {args.bookers} bookings / {args.bookers} empty API calls at once: {ratio:.1f}×")
                 report_latency(
                     f"API, {args.bookers} closed loop",
                     *run_bookers(gpu_ids, args.bookers, args.bookings, False, api=server),
