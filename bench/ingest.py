@@ -38,6 +38,7 @@ django.setup()
 from cpu_use import DatabaseCPU, cpu_seconds, own_cpu  # noqa: E402
 from django.db import connection  # noqa: E402
 
+from fleet.embedded import free_port  # noqa: E402
 from fleet.nodes import add_node  # noqa: E402
 from monitoring.agent.metrics import METRIC_KEYS  # noqa: E402
 
@@ -48,14 +49,6 @@ READING = {
     "clocks_event_reasons": 0,
 }  # fmt: skip
 assert set(READING) == set(METRIC_KEYS)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def server_argv(kind: str, port: int) -> list[str]:

@@ -38,6 +38,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from fleet.embedded import free_port  # noqa: E402
+
 PREFIX = "bench-live-"
 WARM_UP_S = 10.0
 SCENARIOS = (
@@ -81,14 +84,6 @@ def agents_main(args) -> None:
 
 
 # --- the bench (this process) ------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def prepare_nodes(count: int) -> dict[str, str]:

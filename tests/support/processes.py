@@ -1,7 +1,6 @@
 """Start real processes for tests (the ASGI server, workers, agents) against the test database."""
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -11,13 +10,9 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
+from fleet.embedded import free_port
+
 BASE_DIR = Path(settings.BASE_DIR)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def database_url_for_processes() -> str:

@@ -5,7 +5,6 @@ These tests need no Django: ``pytest tests/training -p no:django`` runs them.
 
 from __future__ import annotations
 
-import socket
 import sys
 from pathlib import Path
 
@@ -19,6 +18,8 @@ for path in (HERE.parents[1], HERE):
         sys.path.insert(0, str(path))
 
 from training_runs import Running  # noqa: E402
+
+from fleet import embedded  # noqa: E402
 
 
 @pytest.fixture
@@ -38,6 +39,4 @@ def start():
 
 @pytest.fixture
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return embedded.free_port()
