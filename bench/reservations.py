@@ -233,7 +233,8 @@ def run_bookers(
 
 
 class ApiServer:
-    """uvicorn serving the app on the scratch database, and an API token for each booker."""
+    """uvicorn serving the app, with bench/floor_urls.py's two empty requests beside it, on the scratch
+    database; and an API token for each booker."""
 
     def __init__(self, workers: int) -> None:
         import subprocess
@@ -254,7 +255,7 @@ class ApiServer:
             **os.environ,
             "ALLOWED_HOSTS": "127.0.0.1",
             "DJANGO_SETTINGS_MODULE": "floor_settings",
-            "PYTHONPATH": os.pathsep.join([str(ROOT / "bench"), str(ROOT)]),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "bench"), str(ROOT), os.environ.get("PYTHONPATH")])),
         }
         self.process = subprocess.Popen(
             [*argv, "--workers", str(workers), "--no-access-log", "--log-level", "warning"], cwd=ROOT, env=env
