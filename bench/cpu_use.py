@@ -6,21 +6,24 @@ import psutil
 import psycopg
 
 
+def user_and_system(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system
+
+
 def cpu_seconds(process: psutil.Process) -> float:
     """User + system CPU of a process and its children (uvicorn --workers runs the app in children)."""
     total = 0.0
     for each in [process, *process.children(recursive=True)]:
         try:
-            times = each.cpu_times()
+            total += user_and_system(each)
         except psutil.NoSuchProcess:
             continue
-        total += times.user + times.system
     return total
 
 
 def own_cpu() -> float:
-    times = psutil.Process().cpu_times()
-    return times.user + times.system
+    return user_and_system(psutil.Process())
 
 
 class DatabaseCPU:
@@ -48,10 +51,9 @@ class DatabaseCPU:
         found = {}
         for (pid,) in conn.execute(query):
             try:
-                times = psutil.Process(pid).cpu_times()
+                found[pid] = user_and_system(psutil.Process(pid))
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue
-            found[pid] = times.user + times.system
         return found
 
     def poll(self) -> None:

@@ -412,8 +412,9 @@ def main() -> int:
             many = run_bookers(gpu_ids, args.bookers, args.bookings, contended=False)
             report_latency(f"{args.bookers} closed loop, own GPUs", *many)
         if "api" in args.only:
-            threads = os.environ.get("WEB_THREADS", "8")
-            print(f"\nThrough the HTTP API (uvicorn, {API_WORKERS} workers of {threads} request threads)")
+            from django.conf import settings
+
+            print(f"\nThrough the HTTP API (uvicorn, {API_WORKERS} workers of {settings.WEB_THREADS} request threads)")
             server = ApiServer(API_WORKERS)
             try:
                 alone = run_bookers(gpu_ids, 1, args.bookings * 4, False, api=server)
