@@ -29,6 +29,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
+from monitoring.agent.metrics import METRIC_KEYS  # noqa: E402
 
 WINDOW = timedelta(minutes=30)
 USERS = 20
@@ -81,14 +82,23 @@ def make_fleet(gpus: int) -> dict[int, str]:
     return {gpu.id: role_of(i) for i, gpu in enumerate(rows)}
 
 
-SAMPLES_SQL = """
-INSERT INTO monitoring_gpusample (gpu_id, ts, util_gpu, util_mem, mem_used_mib, temp_c, power_w,
-    sm_clock_mhz, mem_clock_mhz, fan_pct, pcie_tx_kib_s, pcie_rx_kib_s, ecc_volatile, clocks_event_reasons)
-SELECT r.gpu_id, to_timestamp(t),
-       CASE WHEN r.role IN ('forgotten', 'empty') THEN 0 WHEN t %% 60 < 5 THEN 3 ELSE 92 END,
-       30, CASE WHEN r.role = 'empty' THEN 4 ELSE 60000 END,
-       CASE WHEN r.role = 'hot' THEN 88 ELSE 60 END, 300, 1410, 1593, NULL, 1000, 50000, 0,
-       CASE WHEN r.role = 'hot' THEN 32 ELSE 0 END
+# Each GPU's readings by role and second; a metric not named here is N/A (NULL), as an agent would send it.
+READINGS = {
+    "util_gpu": "CASE WHEN r.role IN ('forgotten', 'empty') THEN 0 WHEN t %% 60 < 5 THEN 3 ELSE 92 END",
+    "util_mem": "30",
+    "mem_used_mib": "CASE WHEN r.role = 'empty' THEN 4 ELSE 60000 END",
+    "temp_c": "CASE WHEN r.role = 'hot' THEN 88 ELSE 60 END",
+    "power_w": "300",
+    "sm_clock_mhz": "1410",
+    "mem_clock_mhz": "1593",
+    "pcie_tx_kib_s": "1000",
+    "pcie_rx_kib_s": "50000",
+    "ecc_volatile": "0",
+    "clocks_event_reasons": "CASE WHEN r.role = 'hot' THEN 32 ELSE 0 END",
+}
+SAMPLES_SQL = f"""
+INSERT INTO monitoring_gpusample (gpu_id, ts, {", ".join(METRIC_KEYS)})
+SELECT r.gpu_id, to_timestamp(t), {", ".join(READINGS.get(key, "NULL") for key in METRIC_KEYS)}
 FROM bench_roles r, generate_series(%(start)s::bigint, %(end)s::bigint - 1, %(step)s) AS t
 """
 
@@ -217,8 +227,8 @@ def main() -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from fleet.choices import AlertKind
     from monitoring.alerts import engine
+    from monitoring.alerts.choices import AlertKind
     from monitoring.alerts.models import Alert
     from monitoring.alerts.rules.health import HealthRule
     from monitoring.alerts.rules.idle import IdleProcessRule

@@ -66,7 +66,7 @@ def measure(gpus: int, runs: int) -> dict:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from monitoring.subscriptions import Subscription
+    from monitoring.live.subscriptions import Subscription
 
     make_fleet(gpus)
     client = Client()

@@ -10,6 +10,7 @@ each) as fast as acks allow (at most --window unacked frames per agent) or at --
 agent. It reports samples/s acked (an ack means committed) over the measured window, the server's
 and PostgreSQL's CPU per 1,000 samples (psutil, user + system; see DatabaseCPU), ack latency, and
 checks that the database holds exactly the acked samples. The nodes and their rows are deleted afterwards.
+With --claims every process names a run placed on its GPU (FLEET_RUN_ID), so each flush checks the claims.
 """
 
 import argparse
@@ -40,7 +41,7 @@ from django.db import connection  # noqa: E402
 
 from fleet.embedded import free_port  # noqa: E402
 from fleet.nodes import add_node  # noqa: E402
-from monitoring.agent.metrics import METRIC_KEYS  # noqa: E402
+from monitoring.agent.metrics import METRIC_KEYS, METRICS  # noqa: E402
 
 GPUS = 8
 READING = {
@@ -48,6 +49,16 @@ READING = {
     "mem_clock_mhz": 2619, "fan_pct": None, "pcie_tx_kib_s": 1200, "pcie_rx_kib_s": 88000, "ecc_volatile": 0,
     "clocks_event_reasons": 0,
 }  # fmt: skip
+# The health counters of a current agent (a real A100's answers); a tree without them ignores them.
+HEALTH = {
+    "mem_temp_c": 79, "util_enc": 0, "util_dec": 3, "mem_reserved_mib": 529, "nvlink_tx_kib_s": 18000000,
+    "nvlink_rx_kib_s": 17500000, "energy_mj": 9876543210, "pcie_replays": 0, "xid_count": 0, "xid_last": 0,
+    "retired_sbe": None, "retired_dbe": None, "retired_pending": None, "remapped_correctable": 0,
+    "remapped_uncorrectable": 0, "remap_pending": 0, "remap_failure": 0,
+}  # fmt: skip
+READING.update({key: value for key, value in HEALTH.items() if key in METRIC_KEYS})
+SLOW_KEYS = tuple(m.key for m in METRICS if getattr(m, "every_s", 0))
+SLOW_EVERY = 30  # frames, at one frame a second
 assert set(READING) == set(METRIC_KEYS)
 
 
@@ -64,6 +75,10 @@ def server_argv(kind: str, port: int) -> list[str]:
 def start_server(kind: str, writer: str, log_dir: Path) -> tuple[subprocess.Popen, int]:
     port = free_port()
     env = dict(os.environ, INGEST_WRITER=writer, DEBUG="0", LOG_LEVEL="WARNING", PYTHONUNBUFFERED="1")
+    # The load generator sends frames as fast as acks allow, far above an agent's rate: lift the per-connection
+    # limits (still checked on every frame) unless the caller set them.
+    env.setdefault("AGENT_MAX_FRAMES_PER_S", "1000000")
+    env.setdefault("AGENT_MAX_BYTES_PER_S", "10000000000")
     log = open(log_dir / f"server-{kind.partition(':')[0]}-{writer}.log", "wb")
     process = subprocess.Popen(server_argv(kind, port), cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
@@ -82,8 +97,9 @@ def start_server(kind: str, writer: str, log_dir: Path) -> tuple[subprocess.Pope
 class LoadAgent:
     """One node: hello, then frames of 8 GPUs with pre-encoded JSON, acks counted and timed."""
 
-    def __init__(self, hostname: str, token: str, window: int, rate: float):
+    def __init__(self, hostname: str, token: str, window: int, rate: float, claim: int | None = None):
         self.hostname, self.token, self.window, self.rate = hostname, token, window, rate
+        self.claim = claim  # the run every process names (--claims), or None for processes the fleet did not start
         self.uuids = [f"GPU-{uuid.uuid4()}" for _ in range(GPUS)]
         self.sent: dict[int, float] = {}
         self.acked = 0
@@ -91,14 +107,19 @@ class LoadAgent:
         self.latencies: list[float] = []
         self.seq = 0
         self.base_ts = time.time() - 1800
-        self.template = self.frame_template()
+        # As a real agent sends them (monitoring/agent/cadence.py): slow fields once in SLOW_EVERY frames.
+        self.template = self.frame_template(SLOW_KEYS)
+        self.full_template = self.frame_template(())
 
-    def frame_template(self) -> str:
+    def frame_template(self, left_out) -> str:
         samples = []
+        reading = {key: value for key, value in READING.items() if key not in left_out}
         for i, gpu in enumerate(self.uuids):
             process = {"pid": 4000 + i, "user": "alice", "name": "python", "cmdline": "python train.py --lr 3e-4",
                        "mem_used_mib": 59000, "sm_util": 95, "started_at": "__START__"}  # fmt: skip
-            samples.append({"ts": "__TS__", "gpu": gpu, **READING, "processes": [process]})
+            if self.claim is not None:
+                process["run"] = self.claim
+            samples.append({"ts": "__TS__", "gpu": gpu, **reading, "processes": [process]})
         text = json.dumps({"type": "samples", "seq": "__SEQ__", "samples": samples}, separators=(",", ":"))
         return (
             text.replace('"__SEQ__"', "%(seq)d").replace('"__TS__"', "%(ts).3f").replace('"__START__"', "%(start).3f")
@@ -139,7 +160,8 @@ class LoadAgent:
                 await asyncio.sleep(max(0, next_at - time.monotonic()))
             self.seq += 1
             ts = self.base_ts + self.seq * 0.001
-            text = self.template % {"seq": self.seq, "ts": ts, "start": ts - 600}
+            template = self.full_template if self.seq % SLOW_EVERY == 1 else self.template
+            text = template % {"seq": self.seq, "ts": ts, "start": ts - 600}
             self.sent[self.seq] = time.perf_counter()
             await ws.send(text)
 
@@ -198,10 +220,25 @@ def remove_nodes(node_ids: list[int]) -> None:
         gpus = "(SELECT id FROM fleet_gpu WHERE node_id = ANY(%s))"
         for table in ("monitoring_gpusample", "monitoring_processsample", "monitoring_gpuminute", "monitoring_gpuhour"):
             cursor.execute(f"DELETE FROM {table} WHERE gpu_id IN {gpus}", [node_ids])
+        cursor.execute(f"DELETE FROM training_run_gpus WHERE gpu_id IN {gpus}", [node_ids])  # --claims
         cursor.execute("DELETE FROM fleet_gpu WHERE node_id = ANY(%s)", [node_ids])
         for table in ("monitoring_agentsession", "monitoring_nodestatuschange"):
             cursor.execute(f"DELETE FROM {table} WHERE node_id = ANY(%s)", [node_ids])
         cursor.execute("DELETE FROM fleet_node WHERE id = ANY(%s)", [node_ids])
+
+
+def place_run(node, uuids: list[str]) -> int:
+    """A running run placed on the node's GPUs (made before the hello, which then finds them), for --claims."""
+    from django.contrib.auth import get_user_model
+
+    from fleet.models import GPU
+    from training.models import Run
+
+    owner, _ = get_user_model().objects.get_or_create(username="bench-owner")
+    gpus = [GPU.objects.create(node=node, index=i, uuid=gpu) for i, gpu in enumerate(uuids)]
+    run = Run.objects.create(owner=owner, name="bench", workload="digits_cnn", strategy="single", status="running")
+    run.gpus.set(gpus)
+    return run.pk
 
 
 def run_one(kind: str, writer: str, args, log_dir: Path) -> dict:
@@ -211,6 +248,10 @@ def run_one(kind: str, writer: str, args, log_dir: Path) -> dict:
     process, port = start_server(kind, writer, log_dir)
     try:
         agents = [LoadAgent(node.hostname, token, args.window, args.rate) for node, token in nodes]
+        if args.claims:
+            for agent, (node, _) in zip(agents, nodes, strict=True):
+                agent.claim = place_run(node, agent.uuids)
+                agent.template = agent.frame_template()
         result = asyncio.run(measure(agents, port, psutil.Process(process.pid), args.warmup, args.seconds))
         acked = sum(a.acked for a in agents) * GPUS
         stored = stored_samples(node_ids)
@@ -233,6 +274,7 @@ def main() -> None:
     parser.add_argument("--servers", default="uvicorn,daphne", help='e.g. "uvicorn,uvicorn:--workers 2,daphne"')
     parser.add_argument("--writers", default="insert,copy,per-sample")
     parser.add_argument("--logs", default=str(BASE_DIR / "var" / "bench"))
+    parser.add_argument("--claims", action="store_true", help="every process names a run placed on its GPU")
     args = parser.parse_args()
     log_dir = Path(args.logs)
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -241,7 +283,8 @@ def main() -> None:
     print(" | ".join(COLUMNS))
     for kind in args.servers.split(","):
         for writer in args.writers.split(","):
-            print(row(f"{kind} / {writer}", run_one(kind, writer, args, log_dir)), flush=True)
+            label = f"{kind} / {writer}" + (" + run claims" if args.claims else "")
+            print(row(label, run_one(kind, writer, args, log_dir)), flush=True)
 
 
 COLUMNS = [

@@ -19,18 +19,24 @@ import json
 import os
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import psycopg
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from monitoring.storage.columns import SAMPLE_COLUMNS  # noqa: E402
+
 SCHEMA = "bench_writes"
-METRICS = [("util_gpu", "float8"), ("util_mem", "float8"), ("mem_used_mib", "float8"), ("temp_c", "float8"),
-           ("power_w", "float8"), ("sm_clock_mhz", "float8"), ("mem_clock_mhz", "float8"), ("fan_pct", "float8"),
-           ("pcie_tx_kib_s", "float8"), ("pcie_rx_kib_s", "float8"), ("ecc_volatile", "bigint"),
-           ("clocks_event_reasons", "bigint")]  # fmt: skip
+METRICS = SAMPLE_COLUMNS  # (column, type) of the raw table's metrics
 COLUMNS = ", ".join(f"{name} {kind}" for name, kind in METRICS)
 ALIASES = ", ".join(f"m{i}" for i in range(len(METRICS)))
-VALUES = (97.0, 41.0, 60211.0, 71.0, 512.3, 1980.0, 2619.0, None, 1200.0, 88000.0, 0, 0)
+# One sample's readings; a metric not named here is N/A (NULL), as an agent would send it.
+READING = {"util_gpu": 97.0, "util_mem": 41.0, "mem_used_mib": 60211.0, "temp_c": 71.0, "power_w": 512.3,
+           "sm_clock_mhz": 1980.0, "mem_clock_mhz": 2619.0, "pcie_tx_kib_s": 1200.0, "pcie_rx_kib_s": 88000.0,
+           "ecc_volatile": 0, "clocks_event_reasons": 0}  # fmt: skip
+VALUES = tuple(READING.get(name) for name, _ in METRICS)
 PROCESS_COLUMNS = (
     "gpu_id bigint NOT NULL, ts timestamptz NOT NULL, pid integer NOT NULL CHECK (pid >= 0), "
     "os_user varchar(64) NOT NULL, name varchar(255) NOT NULL, cmdline text NOT NULL, "
@@ -98,7 +104,7 @@ def insert_copy(cur, table: str, rows: list[tuple]) -> None:
     staging = ", ".join(f"m{i} {kind}" for i, (_, kind) in enumerate(METRICS))
     cur.execute(f"CREATE TEMP TABLE IF NOT EXISTS stage (g bigint, t float8, {staging}) ON COMMIT DELETE ROWS")
     with cur.copy("COPY stage FROM STDIN (FORMAT BINARY)") as copy:
-        copy.set_types(["int8", "float8", *("int8" if kind == "bigint" else kind for _, kind in METRICS)])
+        copy.set_types(["int8", "float8", *(kind for _, kind in METRICS)])
         for row in rows:
             copy.write_row(row)
     cur.execute(f"INSERT INTO {SCHEMA}.{table} SELECT g, to_timestamp(t), {ALIASES} FROM stage ON CONFLICT DO NOTHING")

@@ -34,15 +34,15 @@ django.setup()
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
-from rest_framework.authtoken.models import Token  # noqa: E402
 
+from fleet.api_tokens import issue  # noqa: E402
 from fleet.models import GPU, GPUModel, Node  # noqa: E402
 from tests.support.node_workers import NodeWorker, unique_hostname  # noqa: E402
 from tests.support.processes import ServerProcess, process_environment  # noqa: E402
 from training import events  # noqa: E402
 from training.commands import script_args  # noqa: E402
-from training.launchers.ddp import torchrun_argv  # noqa: E402
 from training.models import Run  # noqa: E402
+from training.strategies.ddp import torchrun_argv  # noqa: E402
 from training.workloads import WORKLOADS  # noqa: E402
 
 PASSWORD = "bench-launch-password-7"
@@ -155,7 +155,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     node, user = setup_fleet()
-    token = Token.objects.get_or_create(user=user)[0].key
+    token = issue(user, "launch benchmark")[1]
     gpus = list(node.gpus.select_related("node", "model").order_by("index"))
     logs = Path(tempfile.mkdtemp(prefix="bench-launch-"))
     server = ServerProcess(process_environment(), logs / "server.log")

@@ -94,8 +94,8 @@ def booker(i: int, gpu_id: int, count: int, contended: bool, warm: bool, barrier
     from django.db import connection
     from django.utils import timezone
 
-    from fleet.booking import BookingError, BookingRequest, book
     from fleet.models import GPU
+    from fleet.reservations.booking import BookingError, BookingRequest, book
 
     user = get_user_model().objects.get(username=f"booker{i:02}")
     gpu = GPU.objects.get(pk=gpu_id)
@@ -240,13 +240,13 @@ class ApiServer:
         import subprocess
 
         from django.contrib.auth import get_user_model
-        from rest_framework.authtoken.models import Token
 
-        from fleet.demo import wait_for_login_page
+        from fleet.api_tokens import issue
+        from fleet.demo.processes import wait_for_login_page
         from fleet.embedded import free_port
 
         self.tokens = [
-            Token.objects.get_or_create(user=user)[0].key
+            issue(user, "reservations benchmark")[1]
             for user in get_user_model().objects.filter(username__startswith="booker").order_by("username")
         ]
         self.port = free_port()

@@ -11,17 +11,18 @@ newest day, with the buffers each query touched. Runs in a scratch schema that i
 import argparse
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import psycopg
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from monitoring.storage.columns import SAMPLE_COLUMNS  # noqa: E402
+
 SCHEMA = "bench_storage"
 DAY = 86400
-METRICS = (
-    "util_gpu float8, util_mem float8, mem_used_mib float8, temp_c float8, power_w float8, "
-    "sm_clock_mhz float8, mem_clock_mhz float8, fan_pct float8, pcie_tx_kib_s float8, pcie_rx_kib_s float8, "
-    "ecc_volatile bigint, clocks_event_reasons bigint"
-)
+METRICS = ", ".join(f"{name} {kind}" for name, kind in SAMPLE_COLUMNS)  # the raw table's metric columns
 START = 1_790_000_000 - 1_790_000_000 % DAY  # a UTC midnight
 
 

@@ -35,9 +35,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from training import events  # noqa: E402
-from training.launchers import run_env  # noqa: E402
-from training.launchers.ddp import torchrun_argv  # noqa: E402
-from training.launchers.hogwild import hogwild_argv  # noqa: E402
+from training.run_env import run_env  # noqa: E402
+from training.strategies.ddp import torchrun_argv  # noqa: E402
+from training.strategies.hogwild import hogwild_argv  # noqa: E402
 from training.workloads import DIGITS_TRAIN_SIZE, WORKLOADS  # noqa: E402
 
 DIGITS = WORKLOADS["digits_cnn"].module

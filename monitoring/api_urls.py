@@ -6,6 +6,7 @@ from rest_framework.routers import SimpleRouter
 from monitoring.alerts.api import AlertViewSet, IdlePolicyViewSet, UserBudgetViewSet
 from monitoring.costs.api import CostsView
 from monitoring.notify.api import NotificationViewSet, PreferenceView, WebhookViewSet
+from monitoring.processes.api import StopView
 
 router = SimpleRouter()
 router.register("api/alerts", AlertViewSet, basename="api-alert")
@@ -16,6 +17,7 @@ router.register("api/budgets/users", UserBudgetViewSet, basename="api-user-budge
 
 urlpatterns = [
     path("api/alert-preferences/", PreferenceView.as_view(), name="api-alert-preferences"),
+    path("api/processes/stop/", StopView.as_view(), name="api-process-stop"),
     path("api/costs/", CostsView.as_view(), name="api-costs"),
     *router.urls,
 ]

@@ -7,27 +7,19 @@ The raw tables are partitioned by day in PostgreSQL (monitoring/storage/partitio
 docs/benchmarks.md#storage for why); their primary key is (gpu, ts), which makes a replayed sample a no-op.
 """
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from fleet.choices import NodeStatus
 from fleet.models import GPU, Node
+from monitoring.choices import SecurityEventKind
+from monitoring.storage.columns import rollup_fields, sample_fields
 
 
 class MetricColumns(models.Model):
     """One nullable column per metric key of the agent protocol."""
 
-    util_gpu = models.FloatField(null=True)
-    util_mem = models.FloatField(null=True)
-    mem_used_mib = models.FloatField(null=True)
-    temp_c = models.FloatField(null=True)
-    power_w = models.FloatField(null=True)
-    sm_clock_mhz = models.FloatField(null=True)
-    mem_clock_mhz = models.FloatField(null=True)
-    fan_pct = models.FloatField(null=True)
-    pcie_tx_kib_s = models.FloatField(null=True)
-    pcie_rx_kib_s = models.FloatField(null=True)
-    ecc_volatile = models.BigIntegerField(null=True)
-    clocks_event_reasons = models.BigIntegerField(null=True)
+    locals().update(sample_fields())
 
     class Meta:
         abstract = True
@@ -60,6 +52,9 @@ class ProcessSample(models.Model):
     mem_used_mib = models.FloatField(null=True)
     sm_util = models.FloatField(null=True)
     started_at = models.DateTimeField(null=True)
+    # The run the process belongs to, when the ingest believed its claim (monitoring/ingest/claims.py).
+    # A plain id, no foreign key: deleting a run must not walk the raw samples.
+    run_id = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["os_user", "ts"], name="processsample_user_ts")]
@@ -72,38 +67,7 @@ class RollupColumns(models.Model):
     """min / avg / max of each metric over a bucket, and how many samples it holds."""
 
     samples = models.PositiveIntegerField()
-    util_gpu_min = models.FloatField(null=True)
-    util_gpu_avg = models.FloatField(null=True)
-    util_gpu_max = models.FloatField(null=True)
-    util_mem_min = models.FloatField(null=True)
-    util_mem_avg = models.FloatField(null=True)
-    util_mem_max = models.FloatField(null=True)
-    mem_used_mib_min = models.FloatField(null=True)
-    mem_used_mib_avg = models.FloatField(null=True)
-    mem_used_mib_max = models.FloatField(null=True)
-    temp_c_min = models.FloatField(null=True)
-    temp_c_avg = models.FloatField(null=True)
-    temp_c_max = models.FloatField(null=True)
-    power_w_min = models.FloatField(null=True)
-    power_w_avg = models.FloatField(null=True)
-    power_w_max = models.FloatField(null=True)
-    sm_clock_mhz_min = models.FloatField(null=True)
-    sm_clock_mhz_avg = models.FloatField(null=True)
-    sm_clock_mhz_max = models.FloatField(null=True)
-    mem_clock_mhz_min = models.FloatField(null=True)
-    mem_clock_mhz_avg = models.FloatField(null=True)
-    mem_clock_mhz_max = models.FloatField(null=True)
-    fan_pct_min = models.FloatField(null=True)
-    fan_pct_avg = models.FloatField(null=True)
-    fan_pct_max = models.FloatField(null=True)
-    pcie_tx_kib_s_min = models.FloatField(null=True)
-    pcie_tx_kib_s_avg = models.FloatField(null=True)
-    pcie_tx_kib_s_max = models.FloatField(null=True)
-    pcie_rx_kib_s_min = models.FloatField(null=True)
-    pcie_rx_kib_s_avg = models.FloatField(null=True)
-    pcie_rx_kib_s_max = models.FloatField(null=True)
-    ecc_volatile_max = models.BigIntegerField(null=True)
-    clocks_event_reasons_any = models.BigIntegerField(null=True, help_text="Bitwise OR over the bucket.")
+    locals().update(rollup_fields())
 
     class Meta:
         abstract = True
@@ -138,17 +102,39 @@ class GPUHour(RollupColumns):
 
 
 class AgentSession(models.Model):
-    """A node's current agent start and the highest frame seq stored from it, so a reconnect resumes there."""
+    """A node's current agent start and the seq up to which all its frames are stored, so a reconnect resumes there."""
 
     node = models.OneToOneField(Node, on_delete=models.CASCADE, related_name="agent_session")
     session = models.CharField(max_length=64, blank=True, help_text="The agent start's id from its hello.")
     boot_id = models.CharField(max_length=64, blank=True)
-    last_seq = models.PositiveBigIntegerField(default=0)
+    last_seq = models.PositiveBigIntegerField(
+        default=0, help_text="Every frame of this session with a seq up to this one is stored (or refused for good)."
+    )
+    ahead = ArrayField(
+        models.BigIntegerField(), default=list, blank=True, help_text="Seqs stored above last_seq, past a gap."
+    )
     connection = models.CharField(max_length=32, blank=True, help_text="The newest connection; older ones close.")
     connected_at = models.DateTimeField()
 
     def __str__(self) -> str:
         return f"{self.node_id}: {self.session or self.boot_id} up to seq {self.last_seq}"
+
+
+class SecurityEvent(models.Model):
+    """Something a node's agent did that an admin must see (a claim on another node's GPU), or an admin's move."""
+
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="security_events")
+    kind = models.CharField(max_length=16, choices=SecurityEventKind.choices)
+    gpu_uuid = models.CharField(max_length=96, blank=True)
+    detail = models.CharField(max_length=500)
+    created = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["-created"], name="securityevent_created")]
+
+    def __str__(self) -> str:
+        return f"{self.created:%Y-%m-%d %H:%M} {self.node_id}: {self.get_kind_display()}"
 
 
 class NodeStatusChange(models.Model):
@@ -188,3 +174,4 @@ class RollupProgress(models.Model):
 from monitoring.alerts.models import Alert, AlertEvent, IdlePolicy, Reclaim, ReclaimExemption  # noqa: E402, F401
 from monitoring.costs.models import UsageHour, UsageMinute  # noqa: E402, F401
 from monitoring.notify.models import Notification, NotificationPreference, Webhook  # noqa: E402, F401
+from monitoring.processes.models import ProcessStop  # noqa: E402, F401

@@ -3,7 +3,7 @@
 from django.urls import path
 
 from monitoring.ingest.consumer import AgentConsumer
-from monitoring.live_consumer import LiveConsumer
+from monitoring.live.consumer import LiveConsumer
 from monitoring.notify.consumer import NotificationConsumer
 
 agent_urlpatterns: list = [path("ws/agent/", AgentConsumer.as_asgi())]

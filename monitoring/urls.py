@@ -1,17 +1,24 @@
 from django.urls import include, path
 
-from monitoring import api, prometheus
 from monitoring.alerts import views as alerts
 from monitoring.costs import views as costs
+from monitoring.live import api
 from monitoring.notify import views as notify
+from monitoring.processes import views as processes
+from monitoring.prometheus import views as prometheus
 
 app_name = "monitoring"
 
 urlpatterns = [
     path("metrics", prometheus.metrics, name="metrics"),
+    path("metrics/nodes/<str:hostname>", prometheus.node_metrics, name="metrics_node"),
+    path("metrics/server", prometheus.server_metrics, name="metrics_server"),
+    path("metrics/targets", prometheus.targets, name="metrics_targets"),
     path("api/fleet/", api.FleetView.as_view(), name="api-fleet"),
     path("api/gpus/<str:uuid>/", api.GPUView.as_view(), name="api-gpu"),
     path("api/gpus/<str:uuid>/series/", api.GPUSeriesView.as_view(), name="api-gpu-series"),
+    path("processes/", processes.processes, name="processes"),
+    path("processes/stop/", processes.stop, name="process_stop"),
     path("alerts/", alerts.listing, name="alerts"),
     path("alerts/<int:pk>/", alerts.detail, name="alert"),
     path("alerts/<int:pk>/acknowledge/", alerts.acknowledge, name="alert_acknowledge"),

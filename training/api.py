@@ -5,16 +5,21 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
-from fleet.choices import RunStatus, RunStrategy, SweepMetric, SweepMode
-from fleet.models import GPU, Node, Project
+from fleet.api.errors import ErrorSerializer, error_body
+from fleet.api.pagination import Pages, paginated
+from fleet.api.text import whole_number
+from fleet.models import GPU, GPUModel, Node, Project
+from training import strategies
 from training.access import can_change, visible_runs, visible_sweeps
 from training.cancel import CancelRefused, request_cancel
+from training.choices import RunStatus, SweepMetric, SweepMode
 from training.launch import LaunchRequest, check_launch, launch, launch_estimate
-from training.models import SCRIPT
+from training.models import SCRIPT, Run, Sweep
+from training.params import LAUNCH_DEFAULTS
 from training.serializers import RunLogSerializer, RunMetricSerializer, RunSerializer, SweepSerializer
+from training.sweep_dispatch import cancel_sweep
 from training.sweeps import SweepRequest, check_sweep, launch_sweep
 from training.workloads import WORKLOADS
 
@@ -40,13 +45,24 @@ class LaunchSerializer(serializers.Serializer):
     )
     workload = serializers.CharField(help_text=f"A built-in workload, or {SCRIPT!r} with `script`.")
     script = serializers.CharField(required=False, allow_blank=True, default="")
-    strategy = serializers.ChoiceField(choices=RunStrategy.choices, default=RunStrategy.SINGLE)
+    strategy = serializers.ChoiceField(choices=strategies.choices(), default=LAUNCH_DEFAULTS["strategy"])
     gpus = gpu_field()
     node = serializers.SlugRelatedField(
         slug_field="hostname", queryset=Node.objects.all(), required=False, allow_null=True, default=None
     )
     processes = serializers.IntegerField(required=False, allow_null=True, default=None, help_text="Per node.")
     hyperparameters = serializers.DictField(required=False, default=dict)
+    booking = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="One of your bookings: the run takes its GPUs and, if it starts later, waits for it (scheduled).",
+    )
+    override = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Admins only: launch even on GPUs whose memory someone else's processes hold; recorded on the run.",
+    )
 
     def to_request(self, user) -> LaunchRequest:
         return LaunchRequest(user=user, **self.validated_data)
@@ -65,6 +81,22 @@ class SweepLaunchSerializer(serializers.Serializer):
     metric = serializers.ChoiceField(choices=SweepMetric.choices, default=SweepMetric.ACCURACY)
     base = serializers.DictField(required=False, default=dict, help_text="Fixed hyperparameters of every run.")
     gpus = gpu_field()
+    gpu_model = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=GPUModel.objects.all(),
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="With gpu_count: use any free GPUs of this model.",
+    )
+    gpu_count = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=1,
+        max_value=10000,
+        help_text="How many GPUs the sweep uses at once; its runs start as GPUs become free.",
+    )
     node = serializers.SlugRelatedField(
         slug_field="hostname", queryset=Node.objects.all(), required=False, allow_null=True, default=None
     )
@@ -86,38 +118,42 @@ def after_parameter(name: str) -> OpenApiParameter:
     return OpenApiParameter(name, int, description=f"Only {name.split('_')[0]}s with a larger id (to follow a run).")
 
 
-class Pages(LimitOffsetPagination):
-    default_limit = 100
-    max_limit = 1000
+class RunFilters(serializers.Serializer):
+    """The list's filters; an unknown value is a 400, not an empty or unfiltered list."""
+
+    show = serializers.ChoiceField(
+        choices=["mine", "running"], required=False, help_text="Only yours, or only unfinished."
+    )
+    status = serializers.ChoiceField(choices=RunStatus.choices, required=False, help_text="Only runs in this state.")
 
 
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Runs you may see, newest first: your own and your projects' (staff: all)."""
 
     serializer_class = RunSerializer
-    pagination_class = Pages
+    lookup_value_regex = "[0-9]+"
+
+    queryset = Run.objects.none()  # the schema's path types; get_queryset() says what a user sees
 
     def get_queryset(self):
         runs = visible_runs(self.request.user).select_related("owner", "project")
         runs = runs.prefetch_related(
             "nodes__node", Prefetch("gpus", queryset=GPU.objects.select_related("node", "model"))
         )
-        show = self.request.query_params.get("show")
+        if self.action != "list":
+            return runs
+        filters = RunFilters(data=self.request.query_params.dict())  # a plain dict: an empty value is not "unset"
+        filters.is_valid(raise_exception=True)
+        show, wanted = filters.validated_data.get("show"), filters.validated_data.get("status")
         if show == "mine":
             runs = runs.filter(owner=self.request.user)
         elif show == "running":
             runs = runs.filter(status__in=RunStatus.unfinished())
-        wanted = self.request.query_params.get("status")
         if wanted:
             runs = runs.filter(status=wanted)
         return runs
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("show", str, enum=["mine", "running"], description="Only yours, or only unfinished."),
-            OpenApiParameter("status", str, enum=RunStatus.values),
-        ]
-    )
+    @extend_schema(parameters=[RunFilters])
     def list(self, request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
 
@@ -142,7 +178,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             raise field_errors(errors)
         return plan
 
-    @extend_schema(request=None, responses={202: RunSerializer})
+    @extend_schema(request=None, responses={202: RunSerializer, 409: ErrorSerializer})
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
         """Stop the run (owner or staff): SIGTERM to its processes, SIGKILL after the grace period."""
@@ -152,7 +188,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         try:
             request_cancel(run, request.user)
         except CancelRefused as refused:
-            return Response({"detail": str(refused)}, status=status.HTTP_409_CONFLICT)
+            return Response(error_body(refused), status=status.HTTP_409_CONFLICT)
         return Response(RunSerializer(self.get_queryset().get(pk=run.pk)).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(parameters=[after_parameter("after")], responses=RunMetricSerializer(many=True))
@@ -171,19 +207,23 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
     @staticmethod
     def _after(request) -> int:
-        value = request.query_params.get("after", "0")
-        if not value.isdigit():
+        value = whole_number(request.query_params.get("after", "0"))
+        if value is None:
             raise ValidationError({"after": "Give the id of the last row you have, a whole number."})
-        return int(value)
+        return value
 
 
 class SweepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Sweeps you may see, each with its runs sorted best first by its metric."""
 
     serializer_class = SweepSerializer
+    lookup_value_regex = "[0-9]+"
+
+    queryset = Sweep.objects.none()  # the schema's path types; get_queryset() says what a user sees
 
     def get_queryset(self):
-        return visible_sweeps(self.request.user).select_related("owner", "project").prefetch_related("runs")
+        sweeps = visible_sweeps(self.request.user).select_related("owner", "project", "gpu_model")
+        return sweeps.prefetch_related("runs__gpus__node", "pool__node")
 
     @extend_schema(request=SweepLaunchSerializer, responses={201: SweepSerializer})
     def create(self, request):
@@ -197,6 +237,19 @@ class SweepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         sweep = launch_sweep(sweep_request, plans)
         return Response(SweepSerializer(self.get_queryset().get(pk=sweep.pk)).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=None, responses={202: SweepSerializer, 409: ErrorSerializer})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        """Cancel the sweep (owner or staff): no run is placed any more, and every unfinished run is cancelled."""
+        sweep = self.get_object()
+        if not can_change(request.user, sweep):
+            raise PermissionDenied("Only the owner of a sweep or an admin may cancel it.")
+        try:
+            cancel_sweep(sweep, request.user)
+        except CancelRefused as refused:
+            return Response(error_body(refused), status=status.HTTP_409_CONFLICT)
+        return Response(SweepSerializer(self.get_queryset().get(pk=sweep.pk)).data, status=status.HTTP_202_ACCEPTED)
+
 
 class WorkloadSerializer(serializers.Serializer):
     name = serializers.CharField()
@@ -208,6 +261,8 @@ class WorkloadSerializer(serializers.Serializer):
 
 class WorkloadViewSet(viewsets.ViewSet):
     """The built-in workloads a run can start, with their parameters and defaults."""
+
+    pagination_class = Pages
 
     @extend_schema(responses=WorkloadSerializer(many=True))
     def list(self, request):
@@ -221,4 +276,4 @@ class WorkloadViewSet(viewsets.ViewSet):
             }
             for name, spec in WORKLOADS.items()
         ]
-        return Response(WorkloadSerializer(rows, many=True).data)
+        return paginated(self, request, rows, WorkloadSerializer)

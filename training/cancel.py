@@ -3,8 +3,8 @@
 from django.db import transaction
 from django.utils import timezone
 
-from fleet.choices import RunStatus
 from training import broadcast
+from training.choices import RunStatus
 from training.models import Run
 from training.serializers import state_payload
 
@@ -22,7 +22,7 @@ def request_cancel(run: Run, user) -> Run:
         if run.cancel_requested_at is None:
             Run.objects.filter(pk=run.pk).update(cancel_requested_at=timezone.now(), cancelled_by=user)
             run.refresh_from_db()
-        if run.status == RunStatus.QUEUED:
+        if run.status in (RunStatus.SCHEDULED, RunStatus.QUEUED):
             # No node worker has it yet: nothing to stop. A worker that takes it later sees it ended.
             run.finish(RunStatus.CANCELLED, error=f"Cancelled by {user.get_username()} before it started.")
         broadcast.send_after_commit(run.pk, state_payload(run))

@@ -4,13 +4,10 @@ import sys
 
 from django.conf import settings
 
-from fleet.choices import RunStrategy
-from training.launchers.ddp import torchrun_argv
+from training import strategies
 from training.models import SCRIPT, Run, RunNode
+from training.strategies import NodeShare
 from training.workloads import WORKLOADS
-
-# Placeholder module name swapped for a script path: torchrun runs a file when no --module is given.
-_SCRIPT_PLACEHOLDER = "fleet-user-script"
 
 
 def script_args(hyperparameters: dict) -> list[str]:
@@ -25,38 +22,30 @@ def rendezvous_id(run: Run) -> str:
     return f"fleet-run-{run.pk}"
 
 
-def node_argv(run: Run, part: RunNode, node_count: int) -> list[str]:
-    """What node ``part`` of ``run`` starts: the workload or script under the run's strategy."""
-    args = script_args(run.hyperparameters)
-    if run.strategy == RunStrategy.HOGWILD:
-        # Imported here: the launcher's module imports torch, which the web app has no need of.
-        from training.launchers.hogwild import hogwild_argv
-
-        return hogwild_argv(run.workload, run.processes, args)
-    if run.strategy == RunStrategy.DDP:
-        return _torchrun(run, part, node_count, args)
-    if run.workload == SCRIPT:
-        return [sys.executable, run.script, *args]
-    return [sys.executable, "-m", WORKLOADS[run.workload].module, *args]
-
-
-def _torchrun(run: Run, part: RunNode, node_count: int, args: list[str]) -> list[str]:
-    module = _SCRIPT_PLACEHOLDER if run.workload == SCRIPT else WORKLOADS[run.workload].module
-    multi = node_count > 1
-    argv = torchrun_argv(
-        module,
-        run.processes,
-        nnodes=node_count,
+def node_share(run: Run, part: RunNode, node_count: int) -> NodeShare:
+    """Node ``part`` of ``run`` as its strategy needs it."""
+    script = run.workload == SCRIPT
+    return NodeShare(
+        processes=run.processes,
+        args=script_args(run.hyperparameters),
+        module="" if script else WORKLOADS[run.workload].module,
+        script=run.script if script else "",
+        workload="" if script else run.workload,
         node_rank=part.rank,
-        rdzv_endpoint=run.rendezvous if multi else None,
-        rdzv_id=rendezvous_id(run) if multi else None,
-        script_args=args,
+        node_count=node_count,
+        rendezvous=run.rendezvous,
+        rendezvous_id=rendezvous_id(run),
+        rendezvous_timeout_s=int(settings.RUN_RENDEZVOUS_TIMEOUT_S),
+        local_addr=settings.RUN_RENDEZVOUS_HOST,
     )
-    if multi:
-        # Node 0 gives up on a node that never joins instead of waiting torchrun's default 10 minutes.
-        at = argv.index("--rdzv-conf") + 1
-        argv[at] += f",join_timeout={int(settings.RUN_RENDEZVOUS_TIMEOUT_S)}"
-    if run.workload == SCRIPT:
-        at = argv.index("--module")
-        argv[at : at + 2] = [run.script]
+
+
+def node_argv(run: Run, part: RunNode, node_count: int) -> list[str]:
+    """What node ``part`` of ``run`` starts: the workload or script under the run's strategy.
+
+    Strategies start Python as the interpreter they run in; a node may give runs another (RUN_PYTHON).
+    """
+    argv = strategies.get(run.strategy).command(node_share(run, part, node_count))
+    if argv and argv[0] == sys.executable:
+        argv = [settings.RUN_PYTHON, *argv[1:]]
     return argv

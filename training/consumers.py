@@ -1,17 +1,25 @@
-"""The run page's websocket: progress, logs and state as they are written, and its GPUs' latest state."""
+"""The run page's websocket (progress, logs, state and its GPUs' latest state) and the sweep page's."""
 
 import asyncio
+import json
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from fleet.websocket import EventLoopDispatch, JsonTextFrames
-from training.access import visible_runs
+from training.access import visible_runs, visible_sweeps
 from training.broadcast import run_group
-from training.models import Run
-from training.serializers import RunGPUSerializer, RunLogSerializer, RunMetricSerializer, RunStateSerializer
+from training.models import Run, Sweep
+from training.serializers import (
+    RunGPUSerializer,
+    RunLogSerializer,
+    RunMetricSerializer,
+    RunStateSerializer,
+    SweepSerializer,
+)
 
 GPU_STATE_EVERY_S = 2.0
+SWEEP_STATE_EVERY_S = 1.0
 BACKLOG_MAX = 5000
 CLOSE_FORBIDDEN = 4403
 
@@ -77,3 +85,47 @@ class RunConsumer(EventLoopDispatch, JsonTextFrames, AsyncJsonWebsocketConsumer)
         while True:
             await asyncio.sleep(GPU_STATE_EVERY_S)
             await self.send_json({"type": "gpus", "gpus": await self.gpu_state()})
+
+
+class SweepConsumer(EventLoopDispatch, JsonTextFrames, AsyncJsonWebsocketConsumer):
+    """``/ws/sweeps/<id>/``: the sweep with its runs, sent whenever it changed, for a user who may see it.
+
+    A sweep's runs change in many processes (node workers, the dispatcher, cancels); the consumer reads
+    the sweep through the API's serializer every ``SWEEP_STATE_EVERY_S`` and sends it when it differs.
+    """
+
+    not_json_error = "This socket only sends."
+
+    async def connect(self):
+        user = self.scope.get("user")
+        self.sweep_id = int(self.scope["url_route"]["kwargs"]["sweep_id"])
+        if user is None or not user.is_authenticated or not await self.may_see(user):
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        await self.accept()
+        self.task = asyncio.create_task(self.send_changes())
+
+    async def disconnect(self, code):
+        if hasattr(self, "task"):
+            self.task.cancel()
+
+    async def receive_json(self, content, **kwargs):
+        await self.send_error("This socket only sends.")
+
+    @database_sync_to_async
+    def may_see(self, user) -> bool:
+        return visible_sweeps(user).filter(pk=self.sweep_id).exists()
+
+    @database_sync_to_async
+    def state(self) -> dict:
+        sweeps = Sweep.objects.select_related("owner", "project", "gpu_model").prefetch_related("runs__gpus__node")
+        return {"type": "sweep", "sweep": SweepSerializer(sweeps.get(pk=self.sweep_id)).data}
+
+    async def send_changes(self):
+        last = None
+        while True:
+            state = json.loads(json.dumps(await self.state(), default=str))
+            if state != last:
+                await self.send_json(state)
+                last = state
+            await asyncio.sleep(SWEEP_STATE_EVERY_S)

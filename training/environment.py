@@ -8,9 +8,10 @@ from pathlib import Path
 
 from django.conf import settings
 
-from training.git import git_commit
-from training.launchers import run_env
+from training.accounts import Account
+from training.git import git_commit, git_dirty
 from training.models import Run, RunNode
+from training.run_env import run_env
 
 # The fleet's own secrets stay with the node worker: a run's processes never see them.
 WITHHELD = {
@@ -24,9 +25,19 @@ WITHHELD = {
 }
 
 
-def process_env(run: Run, part: RunNode) -> dict[str, str]:
-    """The node worker's environment minus its secrets, plus the launchers' settings, devices and identity."""
+def process_env(
+    run: Run, part: RunNode, account: Account | None = None, output_dir: Path | None = None
+) -> dict[str, str]:
+    """The node worker's environment minus its secrets, plus the training processes' settings, devices and identity.
+
+    FLEET_RUN_ID is how the agent tells this run's processes from any other (docs/agent-protocol.md);
+    every process the run starts inherits it. Run as ``account``, HOME, USER and LOGNAME are its.
+    """
     env = run_env({key: value for key, value in os.environ.items() if key not in WITHHELD})
+    if account is not None:
+        env.update(account.env())
+    if output_dir is not None:
+        env["FLEET_OUTPUT_DIR"] = str(output_dir)
     base = str(settings.BASE_DIR)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [base, env.get("PYTHONPATH", "")]))
     env.update(
@@ -35,6 +46,7 @@ def process_env(run: Run, part: RunNode) -> dict[str, str]:
         CUDA_VISIBLE_DEVICES=",".join(str(index) for index in part.gpu_indexes),
         PYTHONUNBUFFERED="1",
         FLEET_RUN_ID=str(run.pk),
+        FLEET_STRATEGY=run.strategy,
         FLEET_NODE=part.node.hostname,
         FLEET_NODE_RANK=str(part.rank),
     )
@@ -48,10 +60,23 @@ def package_version(name: str) -> str | None:
         return None
 
 
-def node_record(run: Run, part: RunNode) -> dict:
-    """What the node worker knows before the training process reports: host, versions, code commit."""
+def installed_packages() -> dict[str, str]:
+    """Every distribution the run's interpreter sees (the node worker starts runs with its own), by name."""
+    found = {}
+    for dist in metadata.distributions():
+        name = dist.metadata.get("Name")
+        if name:
+            found[name.lower()] = dist.version
+    return dict(sorted(found.items()))
+
+
+def node_record(run: Run, part: RunNode, argv: list[str] | None = None) -> dict:
+    """What the node worker knows before the training process reports: host, versions, packages, code commit."""
     code_dir = Path(run.script).parent if run.script else settings.BASE_DIR
     return {
+        "command": list(argv or []),
+        "packages": installed_packages(),
+        "git_dirty": git_dirty(code_dir),
         "python": platform.python_version(),
         "torch": package_version("torch"),
         "cuda": None,

@@ -2,12 +2,16 @@
 
 from django import forms
 from django.conf import settings
+from django.utils import timezone
 
-from fleet.choices import RunStrategy, SweepMetric, SweepMode
-from fleet.models import GPU, Node, Project
+from fleet.localtime import when
+from fleet.models import GPU, GPUModel, Node, Project, Reservation
+from fleet.reservations.choices import ReservationStatus
+from training import strategies
+from training.choices import SweepMetric, SweepMode
 from training.launch import LaunchRequest, check_launch
 from training.models import SCRIPT
-from training.params import OPTIMIZERS
+from training.params import LAUNCH_DEFAULTS, OPTIMIZERS
 from training.sweeps import SweepRequest, check_sweep, parse_values
 from training.workloads import WORKLOADS
 
@@ -35,6 +39,18 @@ def _number_field(name: str) -> forms.CharField:
     return forms.CharField(label=LABELS[name], required=False, widget=forms.TextInput(attrs={"inputmode": "decimal"}))
 
 
+def my_bookings(user) -> list[tuple[str, str]]:
+    """The user's bookings that have not ended, as (id, words) choices."""
+    rows = Reservation.objects.filter(user=user, status=ReservationStatus.ACTIVE, end__gt=timezone.now())
+    found: dict[str, list] = {}
+    for row in rows.select_related("gpu__node").order_by("start", "gpu__node__hostname", "gpu__index"):
+        found.setdefault(str(row.booking), []).append(row)
+    return [
+        (key, f"{', '.join(str(row.gpu) for row in group)} · {when(group[0].start)} – {when(group[0].end)}")
+        for key, group in found.items()
+    ]
+
+
 class PlacementMixin:
     """Project, GPUs and the CPU-only node, limited to what the user may use."""
 
@@ -55,10 +71,18 @@ class LaunchForm(PlacementMixin, forms.Form):
     project = forms.ModelChoiceField(queryset=Project.objects.none(), required=False)
     workload = forms.ChoiceField(choices=workload_choices)
     script = forms.CharField(label="Script path", max_length=1000, required=False)
-    strategy = forms.ChoiceField(choices=RunStrategy.choices, initial=RunStrategy.SINGLE)
+    strategy = forms.ChoiceField(
+        choices=strategies.choices, initial=LAUNCH_DEFAULTS["strategy"], help_text=strategies.hints()
+    )
     gpus = forms.ModelMultipleChoiceField(queryset=GPU.objects.none(), required=False, label="GPUs")
     node = forms.ModelChoiceField(queryset=Node.objects.none(), required=False, label="Node (CPU-only run)")
     processes = forms.CharField(label="Processes per node", required=False)
+    booking = forms.ChoiceField(
+        required=False, label="On my booking", help_text="The run takes the booking's GPUs and starts when it begins."
+    )
+    override = forms.BooleanField(
+        required=False, label="Launch even on GPUs someone else is using (admins; the override is recorded)"
+    )
     epochs = _number_field("epochs")
     batch_size = _number_field("batch_size")
     lr = _number_field("lr")
@@ -70,6 +94,7 @@ class LaunchForm(PlacementMixin, forms.Form):
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         self.setup_placement(user)
+        self.fields["booking"].choices = [("", "none: run now"), *my_bookings(user)]
         self.plan = None
 
     def clean(self):
@@ -91,6 +116,8 @@ class LaunchForm(PlacementMixin, forms.Form):
             node=data["node"],
             processes=data["processes"] or None,
             hyperparameters={name: data[name] for name in taken if data.get(name) not in (None, "")},
+            override=data["override"],
+            booking=data["booking"] or None,
         )
         self.plan, errors = check_launch(request)
         self.add_errors(errors)
@@ -106,6 +133,8 @@ class SweepForm(PlacementMixin, forms.Form):
     seed = forms.IntegerField(min_value=0, required=False, initial=0, label="Seed of the random search")
     metric = forms.ChoiceField(choices=SweepMetric.choices, initial=SweepMetric.ACCURACY)
     gpus = forms.ModelMultipleChoiceField(queryset=GPU.objects.none(), required=False, label="GPUs")
+    gpu_count = forms.IntegerField(min_value=1, max_value=10000, required=False, label="GPUs at once")
+    gpu_model = forms.ModelChoiceField(queryset=GPUModel.objects.all(), required=False, label="of the model")
     node = forms.ModelChoiceField(queryset=Node.objects.none(), required=False, label="Node (CPU-only runs)")
     space_epochs = forms.CharField(label="Epochs", required=False)
     space_batch_size = forms.CharField(label="Batch size", required=False)
@@ -145,6 +174,8 @@ class SweepForm(PlacementMixin, forms.Form):
             base=base,
             gpus=list(data["gpus"]),
             node=data["node"],
+            gpu_model=data.get("gpu_model"),
+            gpu_count=data.get("gpu_count"),
         )
         self.plans, errors = check_sweep(self.request)
         for name, message in errors.items():

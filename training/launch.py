@@ -5,7 +5,7 @@ The launch form, the JSON API and sweeps all come through ``check_launch`` and `
 
 import logging
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from itertools import groupby
 from typing import Any
 
@@ -13,20 +13,18 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from fleet.celery import node_queue
-from fleet.choices import RunStatus, RunStrategy
-from fleet.models import GPU, Node, Project
-from training import costs
-from training.bookings import booked_by_others
+from fleet.availability import unfree
+from fleet.models import GPU, Node, Project, Reservation
+from training import accounts, costs, strategies
+from training.choices import RunStatus
+from training.dispatch import send_share
 from training.models import SCRIPT, Run, RunNode
-from training.params import CHECKS, LAUNCH_DEFAULTS, LAUNCH_FIELDS, validate_hyperparameters
+from training.params import LAUNCH_DEFAULTS, validate_hyperparameters, validate_script_params
+from training.scheduled import BookedWindow, check_booking, check_long_enough
 from training.scripts import ScriptRefused, resolve_script
-from training.workloads import TRAINING_PARAMS, WORKLOADS
+from training.workloads import SCRIPT_SPEC, WORKLOADS
 
 log = logging.getLogger(__name__)
-
-SCRIPT_STRATEGIES = (RunStrategy.SINGLE, RunStrategy.DDP)
-SCRIPT_DEFAULTS: dict[str, Any] = {"epochs": 10, "batch_size": 32, "lr": 0.001, "optimizer": "adam", "seed": 0}
 
 
 @dataclass
@@ -35,7 +33,7 @@ class LaunchRequest:
 
     user: Any
     workload: str
-    strategy: str = RunStrategy.SINGLE
+    strategy: str = LAUNCH_DEFAULTS["strategy"]
     name: str = ""
     project: Project | None = None
     script: str = ""
@@ -43,6 +41,9 @@ class LaunchRequest:
     node: Node | None = None
     processes: int | None = None
     hyperparameters: dict[str, Any] = field(default_factory=dict)
+    override: bool = False  # an admin launching over someone else's processes
+    booking: str | None = None  # one of the user's bookings (its UUID): the run takes its GPUs and time
+    placed_later: bool = False  # a sweep's run: its GPU is chosen, free, when it starts (training/sweep_dispatch.py)
 
 
 @dataclass
@@ -59,11 +60,17 @@ class LaunchPlan:
     hyperparameters: dict[str, Any]
     gpus: list[GPU]
     nodes: list[tuple[Node, list[GPU]]]
+    override: str = ""  # what an admin launched over, recorded on the run
+    reservation: Reservation | None = None  # the booking of a run that waits for it to begin
+    start_at: datetime | None = None
 
 
 def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, str]]:
     """A plan, or the reasons (by field) why this launch cannot start. Nothing is written."""
     errors: dict[str, str] = {}
+    window = use_booking(request, errors)
+    if errors:
+        return None, errors
     project = check_project(request, errors)
     script = check_script(request, errors)
     nodes = check_placement(request, errors)
@@ -72,7 +79,17 @@ def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, s
     if errors.keys() & {"workload", "script", "gpus", "node"}:
         return None, errors
     params = check_params(request, nodes, errors)
-    check_bookings(request, errors)
+    if script and params.get("strategy"):
+        refused = strategies.get(params["strategy"]).check_script(script)
+        if refused:
+            errors["strategy"] = refused
+    later = window is not None and window.later
+    override = "" if later or request.placed_later else check_free(request, errors)
+    if window is not None and not errors:
+        facts = {"workload": request.workload, "strategy": params["strategy"], "processes": params["processes"]}
+        check_long_enough(window, {**facts, "epochs": params.get("epochs"), "gpus": window.gpus}, errors)
+    if (problem := accounts.launch_problem(request.user)) is not None:
+        errors["account"] = problem
     if errors:
         return None, errors
     plan = LaunchPlan(
@@ -86,8 +103,25 @@ def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, s
         hyperparameters={k: v for k, v in params.items() if k != "nodes"},
         gpus=list(request.gpus),
         nodes=nodes,
+        override=override,
+        reservation=window.reservation if later else None,
+        start_at=window.start if later else None,
     )
     return plan, {}
+
+
+def use_booking(request: LaunchRequest, errors: dict) -> BookedWindow | None:
+    """A launch on a booking runs on the booking's GPUs; giving other GPUs as well is an error."""
+    if request.booking in (None, ""):
+        return None
+    window = check_booking(request.booking, request.user, errors)
+    if window is None:
+        return None
+    if request.gpus and {gpu.pk for gpu in request.gpus} != {gpu.pk for gpu in window.gpus}:
+        errors["gpus"] = "A run on a booking runs on the booking's GPUs; leave the GPUs empty."
+        return None
+    request.gpus, request.node = window.gpus, None
+    return window
 
 
 def default_name(request: LaunchRequest) -> str:
@@ -140,67 +174,58 @@ def check_placement(request: LaunchRequest, errors: dict) -> list[tuple[Node, li
 
 
 def check_params(request: LaunchRequest, nodes, errors: dict) -> dict[str, Any]:
-    per_node = [len(members) for _, members in nodes]
-    gpus = min(per_node)
-    strategy = str(request.strategy or "").strip().lower()
-    if gpus > 1 and strategy in (RunStrategy.SINGLE, RunStrategy.HOGWILD):
-        errors["gpus"] = f"A {RunStrategy(strategy).label.lower()} run uses one GPU; choose one, or DDP."
+    gpus = min(len(members) for _, members in nodes)
+    name = str(request.strategy or "").strip().lower()
+    strategy = strategies.get(name) if name in strategies.STRATEGIES else None
+    spec = SCRIPT_SPEC if request.workload == SCRIPT else WORKLOADS[request.workload]
+    if strategy is not None:
+        refused = strategy.check_gpus(gpus, [strategies.get(n) for n in spec.strategies])
+        if refused:
+            errors["gpus"] = refused
     processes = request.processes
     if processes in (None, ""):
-        processes = gpus if strategy == RunStrategy.DDP and gpus else LAUNCH_DEFAULTS["processes"]
-    params = {**request.hyperparameters, "strategy": strategy, "processes": processes, "nodes": len(nodes)}
-    # Hogwild workers share one device, so cores, not GPUs, bound how many there are.
-    devices = 0 if strategy == RunStrategy.HOGWILD else gpus
+        processes = strategy.default_processes(gpus) if strategy else LAUNCH_DEFAULTS["processes"]
+    params = {**request.hyperparameters, "strategy": name, "processes": processes, "nodes": len(nodes)}
+    devices = strategy.process_devices(gpus) if strategy else gpus
     cpus = nodes[0][0].cpu_count if len(nodes) == 1 else None
     if request.workload == SCRIPT:
         clean, problems = validate_script_params(params, gpus=devices, cpus=cpus)
     else:
         clean, problems = validate_hyperparameters(params, request.workload, gpus=devices, cpus=cpus)
-    for name, message in problems.items():
-        errors.setdefault(name, message)
+    for field_name, message in problems.items():
+        errors.setdefault(field_name, message)
     return clean
 
 
-def validate_script_params(params: dict, gpus: int, cpus: int | None) -> tuple[dict, dict]:
-    """The built-in workloads' checks for a user script, which takes the same flags."""
-    from training.workloads import Workload
+def check_free(request: LaunchRequest, errors: dict) -> str:
+    """Refuse GPUs that others booked or whose memory others' processes hold (fleet/availability.py).
 
-    spec = Workload("", "", SCRIPT_STRATEGIES, None, TRAINING_PARAMS, SCRIPT_DEFAULTS)
-    clean, errors = {}, {}
-    for name in params:
-        if name not in (*TRAINING_PARAMS, *LAUNCH_FIELDS):
-            errors[name] = f"A script takes no parameter {name!r}."
-    for name in (*TRAINING_PARAMS, *LAUNCH_FIELDS):
-        value = params.get(name)
-        if value in (None, ""):
-            value = {**SCRIPT_DEFAULTS, **LAUNCH_DEFAULTS}[name]
-        try:
-            clean[name] = CHECKS[name](value, spec=spec, gpus=gpus, cpus=cpus or 1)
-        except ValueError as error:
-            errors[name] = str(error)
-    if clean.get("strategy") and clean["strategy"] not in SCRIPT_STRATEGIES:
-        errors["strategy"] = "A script runs as single or ddp."
-    if clean.get("strategy") == RunStrategy.SINGLE and clean.get("processes", 1) > 1:
-        errors.setdefault("processes", "A single-process run has exactly 1 process; choose DDP for more.")
-    if clean.get("nodes", 1) > 1 and clean.get("strategy") != RunStrategy.DDP:
-        errors.setdefault("nodes", "Only DDP runs span several nodes.")
-    return {k: v for k, v in clean.items() if k not in errors}, errors
-
-
-def check_bookings(request: LaunchRequest, errors: dict) -> None:
+    An offline node is not refused: the run waits for it, and the run page says so. An admin may
+    launch over others' processes; what was overridden is returned, to be recorded on the run.
+    """
     if not request.gpus:
-        return
+        return ""
     start = timezone.now()
     end = start + timedelta(seconds=settings.RUN_BOOKING_HORIZON_S)
-    conflicts = booked_by_others(request.gpus, request.user, start, end)
-    if conflicts:
-        errors["gpus"] = " ".join(conflicts)
+    taken = unfree(request.gpus, request.user, start, end).values()
+    booked = [message for why in taken for message in why.booking_messages()]
+    in_use = [why.use_message() for why in taken if why.in_use_by]
+    if request.override and not request.user.is_staff:
+        errors["override"] = "Only an admin may launch on GPUs that someone else is using."
+    overriding = request.override and request.user.is_staff
+    refusals = booked + ([] if overriding else in_use)
+    if refusals:
+        errors["gpus"] = " ".join(refusals)
+    return f"Launched by {request.user.get_username()} over: {' '.join(in_use)}" if overriding and in_use else ""
 
 
-def launch(plan: LaunchPlan, sweep=None) -> Run:
-    """Create the run (queued) and, once that is committed, queue one task per node."""
-    with transaction.atomic():
-        run = Run.objects.create(
+def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
+    """Create the run (queued) and, once that is committed, queue one task per node.
+
+    A sweep's run that ``waits_for_gpu`` is stored queued without GPUs; the sweep's dispatcher places it.
+    """
+    if waits_for_gpu:
+        return Run.objects.create(
             owner=plan.user,
             project=plan.project,
             sweep=sweep,
@@ -211,21 +236,44 @@ def launch(plan: LaunchPlan, sweep=None) -> Run:
             processes=plan.processes,
             hyperparameters=plan.hyperparameters,
         )
+    scheduled = plan.start_at is not None
+    with transaction.atomic():
+        run = Run.objects.create(
+            status=RunStatus.SCHEDULED if scheduled else RunStatus.QUEUED,
+            reservation=plan.reservation,
+            start_at=plan.start_at,
+            owner=plan.user,
+            project=plan.project,
+            sweep=sweep,
+            name=plan.name,
+            workload=plan.workload,
+            script=plan.script,
+            strategy=plan.strategy,
+            processes=plan.processes,
+            hyperparameters=plan.hyperparameters,
+            override=plan.override,
+        )
         run.gpus.set(plan.gpus)
         parts = [
-            RunNode.objects.create(run=run, node=node, rank=rank, gpu_indexes=[gpu.index for gpu in members])
+            RunNode.objects.create(
+                run=run,
+                node=node,
+                rank=rank,
+                gpu_indexes=[gpu.index for gpu in members],
+                sent_at=None if scheduled else timezone.now(),
+                sends=0 if scheduled else 1,
+            )
             for rank, (node, members) in enumerate(plan.nodes)
         ]
-        transaction.on_commit(lambda: queue_parts(run, parts))
+        if not scheduled:  # a scheduled run is queued by beat when its booking begins (training/scheduled.py)
+            transaction.on_commit(lambda: queue_parts(run, parts))
     return run
 
 
 def queue_parts(run: Run, parts: list[RunNode]) -> None:
-    from training.tasks import run_on_node
-
     try:
         for part in parts:
-            run_on_node.apply_async(args=[part.pk], queue=node_queue(part.node.hostname))
+            send_share(part)
     except Exception as error:  # the broker is down: say so on the run rather than leave it queued forever
         log.exception("could not queue run %s", run.pk)
         Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(

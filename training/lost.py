@@ -6,8 +6,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from fleet.choices import RunNodeStatus, RunStatus
 from training import broadcast
+from training.choices import RunNodeStatus, RunStatus
 from training.models import IllegalTransition, Run, RunNode
 from training.serializers import state_payload
 

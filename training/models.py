@@ -4,13 +4,15 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from fleet.choices import RunNodeStatus, RunStatus, RunStrategy, SweepMetric, SweepMode
-from fleet.models import GPU, Node, Project
+from fleet.models import GPU, GPUModel, Node, Project, Reservation
+from training import strategies
+from training.choices import RunNodeStatus, RunStatus, SweepMetric, SweepMode
 
 SCRIPT = "script"  # the workload name of a run that starts a user script
 
 # Which state a run may move to from which; anything else is refused.
 TRANSITIONS = {
+    RunStatus.QUEUED: (RunStatus.SCHEDULED,),
     RunStatus.STARTING: (RunStatus.QUEUED,),
     RunStatus.RUNNING: (RunStatus.STARTING,),
     RunStatus.SUCCEEDED: (RunStatus.STARTING, RunStatus.RUNNING),
@@ -35,6 +37,20 @@ class Sweep(models.Model):
     space = models.JSONField(help_text="Values (grid, random choice) or ranges (random) per hyperparameter.")
     metric = models.CharField(max_length=16, choices=SweepMetric.choices, default=SweepMetric.ACCURACY)
     created = models.DateTimeField(default=timezone.now)
+    gpu_model = models.ForeignKey(
+        GPUModel,
+        on_delete=models.PROTECT,
+        related_name="sweeps",
+        null=True,
+        blank=True,
+        help_text="Any free GPU of it.",
+    )
+    gpu_count = models.PositiveSmallIntegerField(null=True, blank=True, help_text="How many GPUs it uses at once.")
+    pool = models.ManyToManyField(GPU, related_name="sweeps", blank=True, help_text="The specific GPUs it may use.")
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, related_name="+", null=True, blank=True
+    )
 
     class Meta:
         ordering = ["-created"]
@@ -52,7 +68,7 @@ class Run(models.Model):
     name = models.CharField(max_length=100)
     workload = models.CharField(max_length=100, help_text=f"A built-in workload, or {SCRIPT!r}.")
     script = models.CharField(max_length=1000, blank=True, help_text="Resolved path of a user script.")
-    strategy = models.CharField(max_length=16, choices=RunStrategy.choices)
+    strategy = models.CharField(max_length=16, choices=strategies.choices)
     gpus = models.ManyToManyField(GPU, related_name="runs", blank=True)
     processes = models.PositiveSmallIntegerField(default=1, help_text="Processes per node.")
     hyperparameters = models.JSONField(default=dict)
@@ -79,6 +95,16 @@ class Run(models.Model):
     result = models.JSONField(default=dict, blank=True, help_text="The training process's final report.")
     environment = models.JSONField(default=dict, blank=True, help_text="Python, torch, CUDA, host, git commit.")
     rendezvous = models.CharField(max_length=300, blank=True, help_text="host:port of a multi-node DDP run.")
+    override = models.TextField(blank=True, help_text="What an admin launched it over (others' processes).")
+    reservation = models.ForeignKey(
+        Reservation,
+        on_delete=models.SET_NULL,
+        related_name="runs",
+        null=True,
+        blank=True,
+        help_text="The booking a scheduled run starts on.",
+    )
+    start_at = models.DateTimeField(null=True, blank=True, help_text="When a scheduled run starts.")
 
     class Meta:
         ordering = ["-created"]
@@ -102,6 +128,10 @@ class Run(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in RunStatus.finished()
+
+    def queue(self) -> None:
+        """A scheduled run's booking has begun: it waits for its node workers now."""
+        self._move(RunStatus.QUEUED)
 
     def start(self) -> None:
         """A node worker has taken the run and is starting its processes."""
@@ -144,6 +174,9 @@ class RunNode(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     exit_code = models.IntegerField(null=True, blank=True)
     environment = models.JSONField(default=dict, blank=True, help_text="Host, versions and devices on this node.")
+    sent_at = models.DateTimeField(null=True, blank=True, help_text="When its task was last sent to the node.")
+    sends = models.PositiveSmallIntegerField(default=0, help_text="How many times its task was sent.")
+    seen_at = models.DateTimeField(null=True, blank=True, help_text="When a node worker last looked at it.")
 
     class Meta:
         ordering = ["run", "rank"]
@@ -154,6 +187,18 @@ class RunNode(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} on {self.node_id} (rank {self.rank})"
+
+
+class WorkerPresence(models.Model):
+    """When a node worker consuming a node's queue was last alive, so a waiting run can say what it waits for."""
+
+    node = models.OneToOneField(Node, on_delete=models.CASCADE, related_name="worker_presence")
+    worker = models.CharField(max_length=300, blank=True)
+    seen_at = models.DateTimeField()
+    idle_slots = models.PositiveSmallIntegerField(default=0, help_text="Runs it could have started when seen.")
+
+    def __str__(self) -> str:
+        return f"{self.worker or self.node_id} seen {self.seen_at:%Y-%m-%d %H:%M:%S} UTC"
 
 
 class RunMetric(models.Model):

@@ -6,6 +6,7 @@ Every way out of ``run_share`` ends the processes it started; every failure is w
 
 import logging
 import os
+import pwd
 import queue
 import socket
 import time
@@ -15,9 +16,9 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from fleet.choices import RunNodeStatus, RunStatus
 from fleet.models import GPU
-from training import broadcast, environment
+from training import accounts, broadcast, environment
+from training.choices import RunNodeStatus, RunStatus
 from training.commands import node_argv
 from training.models import IllegalTransition, Run, RunNode
 from training.process import ProcessGroup, adopt_orphans, kill_descendants
@@ -62,6 +63,9 @@ def run_share(run_node_id: int, worker: str) -> str:
         group = start_group(run, part)
         code, stream = follow(group, run, part)
         return end_share(part, code, stream)
+    except accounts.AccountRefused as refused:
+        fail_run(part, str(refused))
+        return f"refused: {refused}"
     except Exception as error:
         log.exception("run %s on %s failed", part.run_id, part.node.hostname)
         fail_run(part, f"The node worker on {part.node.hostname} failed: {error}")
@@ -139,8 +143,10 @@ def free_port() -> int:
 def start_group(run: Run, part: RunNode) -> ProcessGroup:
     argv = node_argv(run, part, run.nodes.count())
     cwd = os.path.dirname(run.script) if run.script else str(settings.BASE_DIR)
-    group = ProcessGroup(argv, environment.process_env(run, part), cwd)
-    record = environment.node_record(run, part)
+    account = accounts.run_account(run.owner)  # AccountRefused: nothing has started
+    output_dir = accounts.output_dir(run.pk, account)
+    group = ProcessGroup(argv, environment.process_env(run, part, account, output_dir), cwd, account)
+    record = {**environment.node_record(run, part, argv), "account": account.name if account else worker_account()}
     with transaction.atomic():
         RunNode.objects.filter(pk=part.pk).update(status=RunNodeStatus.RUNNING, pid=group.pid, environment=record)
         if part.rank == 0:
@@ -149,6 +155,10 @@ def start_group(run: Run, part: RunNode) -> ProcessGroup:
             Run.objects.filter(pk=run.pk).update(environment=run.environment)
     log.info("run %s: started %s on %s as pid %s", run.pk, argv[:6], part.node.hostname, group.pid)
     return group
+
+
+def worker_account() -> str:
+    return pwd.getpwuid(os.geteuid()).pw_name
 
 
 def follow(group: ProcessGroup, run: Run, part: RunNode) -> tuple[int, RunStream]:

@@ -1,4 +1,4 @@
-"""Validation of run parameters, shared by the run form, the API and the launchers.
+"""Validation of run parameters, shared by the run form, the API and the strategies.
 
 Pure Python: no torch, no Django. ``validate_hyperparameters`` returns the
 cleaned values and a dict of messages keyed by field; a field with an error is
@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from training.workloads import STRATEGIES, WORKLOADS
+from training import strategies
+from training.workloads import SCRIPT_SPEC, WORKLOADS, Workload
 
 MAX_LR = 10.0
 MAX_EPOCHS = 1000
@@ -25,7 +26,7 @@ LAUNCH_FIELDS = ("strategy", "processes", "nodes")
 def validate_hyperparameters(
     params: dict[str, Any], workload: str, *, gpus: int = 0, cpus: int | None = None
 ) -> tuple[dict[str, Any], dict[str, str]]:
-    """Clean ``params`` for ``workload``; returns ``(clean, errors)``.
+    """Clean ``params`` for the built-in ``workload``; returns ``(clean, errors)``.
 
     ``processes`` is per node and is bounded by the devices of one node: its
     ``gpus`` when it has any, else its ``cpus`` (this machine's cores when not
@@ -34,13 +35,24 @@ def validate_hyperparameters(
     spec = WORKLOADS.get(workload)
     if spec is None:
         return {}, {"workload": f"Unknown workload {workload!r}; choose one of {', '.join(WORKLOADS)}."}
+    return validate_params(params, spec, workload, gpus=gpus, cpus=cpus)
+
+
+def validate_script_params(params: dict[str, Any], *, gpus: int = 0, cpus: int | None = None) -> tuple[dict, dict]:
+    """The built-in workloads' checks for a user script, which takes the same flags."""
+    return validate_params(params, SCRIPT_SPEC, "A script", gpus=gpus, cpus=cpus)
+
+
+def validate_params(
+    params: dict[str, Any], spec: Workload, who: str, *, gpus: int, cpus: int | None
+) -> tuple[dict[str, Any], dict[str, str]]:
     allowed = (*spec.params, *LAUNCH_FIELDS)
     defaults = {**spec.defaults, **LAUNCH_DEFAULTS}
     clean: dict[str, Any] = {}
     errors: dict[str, str] = {}
     for field in params:
         if field not in allowed:
-            errors[field] = f"{workload} takes no parameter {field!r}."
+            errors[field] = f"{who} takes no parameter {field!r}."
     for field in allowed:
         value = params.get(field)
         if value is None or value == "":
@@ -49,18 +61,17 @@ def validate_hyperparameters(
             clean[field] = CHECKS[field](value, spec=spec, gpus=gpus, cpus=cpus or os.cpu_count() or 1)
         except ValueError as error:
             errors[field] = str(error)
-    _check_combination(clean, errors, spec, workload)
+    _check_combination(clean, errors, spec, who)
     return {k: v for k, v in clean.items() if k not in errors}, errors
 
 
-def _check_combination(clean: dict[str, Any], errors: dict[str, str], spec, workload: str) -> None:
-    strategy = clean.get("strategy")
-    if strategy and strategy not in spec.strategies:
-        errors["strategy"] = f"{workload} runs as {' or '.join(spec.strategies)}, not {strategy}."
-    elif strategy == "single" and clean.get("processes", 1) > 1:
-        errors.setdefault("processes", "A single-process run has exactly 1 process; choose DDP or Hogwild for more.")
-    if clean.get("nodes", 1) > 1 and strategy != "ddp":
-        errors.setdefault("nodes", "Only DDP runs span several nodes.")
+def _check_combination(clean: dict[str, Any], errors: dict[str, str], spec: Workload, who: str) -> None:
+    name = clean.get("strategy")
+    if not name:
+        return
+    if name not in spec.strategies:
+        errors["strategy"] = f"{who} runs as {' or '.join(spec.strategies)}, not {name}."
+    strategies.get(name).check(clean, errors, [strategies.get(n) for n in spec.strategies])
 
 
 def _integer(value: Any, label: str) -> int:
@@ -150,8 +161,8 @@ def _nodes(value: Any, **_: Any) -> int:
 
 def _strategy(value: Any, **_: Any) -> str:
     name = str(value).strip().lower()
-    if name not in STRATEGIES:
-        raise ValueError(f"Unknown strategy {value!r}; choose one of {', '.join(STRATEGIES)}.")
+    if name not in strategies.STRATEGIES:
+        raise ValueError(f"Unknown strategy {value!r}; choose one of {', '.join(strategies.STRATEGIES)}.")
     return name
 
 

@@ -5,10 +5,12 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from fleet.booking import current_holders
-from fleet.choices import RunStatus
+from fleet.availability import in_use_by_others
+from fleet.choices import NodeStatus
 from fleet.models import GPU
+from fleet.reservations.booking import current_holders
 from training import costs
+from training.choices import RunStatus
 from training.models import Run
 
 
@@ -21,6 +23,16 @@ class GPURow:
     rate: str | None
     held_by: Run | None
     booked_by: str | None
+    in_use_by: list[str]
+
+    @property
+    def offline(self) -> bool:
+        return self.gpu.node.status != NodeStatus.ONLINE
+
+    @property
+    def free(self) -> bool:
+        """Free for this researcher now, as fleet/availability.py means it."""
+        return not (self.offline or self.booked_by or self.in_use_by)
 
 
 def holding_runs() -> dict[int, Run]:
@@ -41,8 +53,10 @@ def current_bookings() -> dict[int, str]:
 def gpu_rows(user, selected: set[str]) -> dict[str, list[GPURow]]:
     """Every GPU by node hostname, with what a researcher needs to pick one."""
     held, booked = holding_runs(), current_bookings()
+    gpus = list(GPU.objects.select_related("node", "model").order_by("node__hostname", "index"))
+    in_use = in_use_by_others(gpus, user)
     rows: dict[str, list[GPURow]] = defaultdict(list)
-    for gpu in GPU.objects.select_related("node", "model").order_by("node__hostname", "index"):
+    for gpu in gpus:
         rate = costs.gpu_hour_rate(gpu)
         by = booked.get(gpu.pk)
         rows[gpu.node.hostname].append(
@@ -52,6 +66,7 @@ def gpu_rows(user, selected: set[str]) -> dict[str, list[GPURow]]:
                 rate=None if rate is None else str(rate),
                 held_by=held.get(gpu.pk),
                 booked_by=by if by != user.get_username() else None,
+                in_use_by=in_use.get(gpu.pk, []),
             )
         )
     return dict(rows)

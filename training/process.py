@@ -39,7 +39,15 @@ def _die_with(parent_pid: int):
 class ProcessGroup:
     """A launcher started in a new session whose merged stdout and stderr arrive as lines on a queue."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: str):
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: str, account=None):
+        """``account`` (training.accounts.Account): the uid, gid and groups to run as; None keeps ours.
+
+        Popen switches groups, gid and uid before preexec_fn runs, so the parent-death signal set there
+        survives the switch (a credential change clears it).
+        """
+        switch = {}
+        if account is not None:
+            switch = {"user": account.uid, "group": account.gid, "extra_groups": list(account.groups)}
         self.proc = subprocess.Popen(
             argv,
             env=env,
@@ -49,6 +57,7 @@ class ProcessGroup:
             stderr=subprocess.STDOUT,
             start_new_session=True,
             preexec_fn=_die_with(os.getpid()),
+            **switch,
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.reader = threading.Thread(target=self._read, name=f"run-output-{self.proc.pid}", daemon=True)

@@ -2,8 +2,9 @@
 
 from django.urls import path
 
-from training.consumers import RunConsumer
+from training.consumers import RunConsumer, SweepConsumer
 
 browser_urlpatterns: list = [
     path("ws/runs/<int:run_id>/", RunConsumer.as_asgi()),
+    path("ws/sweeps/<int:sweep_id>/", SweepConsumer.as_asgi()),
 ]

@@ -1,12 +1,14 @@
 """How runs, their progress and logs, and sweeps look in the JSON API and in websocket messages."""
 
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from fleet.choices import RunStatus
 from fleet.models import GPU
 from training import costs
+from training.choices import RunStatus
 from training.models import Run, RunLog, RunMetric, RunNode, Sweep
+from training.waiting import waiting_for
 
 
 class RunMetricSerializer(serializers.ModelSerializer):
@@ -77,6 +79,7 @@ class RunStateSerializer(serializers.ModelSerializer):
     status_label = serializers.CharField(source="get_status_display")
     status_colour = serializers.CharField()
     progress = ProgressSerializer(source="*")
+    waiting_for = serializers.SerializerMethodField(help_text="What a run that has not started waits for.")
 
     class Meta:
         model = Run
@@ -85,6 +88,7 @@ class RunStateSerializer(serializers.ModelSerializer):
             "status",
             "status_label",
             "status_colour",
+            "waiting_for",
             "error",
             "exit_code",
             "started_at",
@@ -96,6 +100,9 @@ class RunStateSerializer(serializers.ModelSerializer):
             "result",
             "environment",
         ]
+
+    def get_waiting_for(self, run: Run) -> str:
+        return waiting_for(run) if run.status in (RunStatus.QUEUED, RunStatus.SCHEDULED) else ""
 
 
 class CostSerializer(serializers.Serializer):
@@ -130,11 +137,13 @@ class RunSerializer(RunStateSerializer):
             "nodes",
             "gpus",
             "rendezvous",
+            "override",
             "created",
             "cost",
             *RunStateSerializer.Meta.fields[1:],
         ]
 
+    @extend_schema_field(CostSerializer)
     def get_cost(self, run: Run) -> dict:
         gpus = list(run.gpus.all())
         return CostSerializer(
@@ -162,10 +171,25 @@ def state_payload(run: Run, metrics: list[RunMetric] = (), logs: list[RunLog] = 
 class SweepRunSerializer(serializers.ModelSerializer):
     status_label = serializers.CharField(source="get_status_display")
     metric = serializers.SerializerMethodField()
+    gpu = serializers.SerializerMethodField(help_text="node:index of its GPU; null while it waits for one.")
 
     class Meta:
         model = Run
-        fields = ["id", "name", "status", "status_label", "hyperparameters", "accuracy", "result", "metric"]
+        fields = [
+            "id",
+            "name",
+            "status",
+            "status_label",
+            "hyperparameters",
+            "accuracy",
+            "result",
+            "metric",
+            "gpu",
+        ]
+
+    def get_gpu(self, run: Run) -> str | None:
+        gpus = list(run.gpus.all())
+        return str(gpus[0]) if gpus else None
 
     def get_metric(self, run: Run) -> float | None:
         return sweep_metric(run, self.context["sweep"].metric)
@@ -182,11 +206,28 @@ def sweep_metric(run: Run, metric: str) -> float | None:
 class SweepSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.get_username")
     project = serializers.CharField(source="project.name", allow_null=True, default=None)
+    gpu_model = serializers.CharField(source="gpu_model.name", allow_null=True, default=None)
+    pool = serializers.SlugRelatedField(slug_field="uuid", many=True, read_only=True)
     runs = serializers.SerializerMethodField()
 
     class Meta:
         model = Sweep
-        fields = ["id", "name", "owner", "project", "workload", "mode", "space", "metric", "created", "runs"]
+        fields = [
+            "id",
+            "name",
+            "owner",
+            "project",
+            "workload",
+            "mode",
+            "space",
+            "metric",
+            "gpu_model",
+            "gpu_count",
+            "pool",
+            "created",
+            "cancelled_at",
+            "runs",
+        ]
 
     def get_runs(self, sweep: Sweep) -> list[dict]:
         runs = sorted(sweep.runs.all(), key=lambda run: sweep_sort_key(run, sweep.metric))

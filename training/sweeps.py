@@ -1,7 +1,8 @@
-"""Sweeps: a grid or random search over hyperparameters becomes N single-process runs over the GPUs at hand.
+"""Sweeps: a grid or random search over hyperparameters becomes N single-process runs over the fleet.
 
-Each run gets one of the chosen GPUs in turn; runs that share a GPU wait in its node's queue until
-the GPU is free, so N runs on k GPUs train k at a time.
+A sweep asks for k GPUs of a model (or names its GPUs): its runs wait, without GPUs, until
+``training/sweep_dispatch.py`` gives each a GPU that is free (fleet/availability.py), at most k at a
+time, and start as GPUs become free. A sweep without GPUs runs each run on the CPUs of one node.
 """
 
 import itertools
@@ -13,10 +14,12 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from fleet.choices import RunStrategy, SweepMetric, SweepMode
-from fleet.models import GPU, Node, Project
+from fleet.models import GPU, GPUModel, Node, Project
+from fleet.reservations.gpu_picking import bookable_gpus
+from training.choices import SweepMetric, SweepMode
 from training.launch import LaunchPlan, LaunchRequest, check_launch, launch
 from training.models import SCRIPT, Sweep
+from training.sweep_dispatch import dispatch_soon
 from training.workloads import WORKLOADS
 
 INTEGER_PARAMS = {"epochs", "batch_size", "seed", "size", "iterations"}
@@ -38,6 +41,16 @@ class SweepRequest:
     base: dict[str, Any] = field(default_factory=dict)
     gpus: list[GPU] = field(default_factory=list)
     node: Node | None = None
+    gpu_model: GPUModel | None = None
+    gpu_count: int | None = None
+
+    def pool(self) -> list[GPU]:
+        """The GPUs its runs may use: the named ones, or every GPU of the model that is not draining."""
+        if self.gpus:
+            return sorted(self.gpus, key=lambda gpu: (gpu.node.hostname, gpu.index))
+        if self.gpu_model is not None:
+            return list(bookable_gpus(self.gpu_model))
+        return []
 
 
 def parse_values(text: str) -> list | dict:
@@ -109,35 +122,66 @@ def check_sweep(request: SweepRequest) -> tuple[list[LaunchPlan], dict[str, str]
         errors["space"] = f"{request.workload} takes no parameter {', '.join(sorted(unknown))}."
     if not request.space:
         errors["space"] = "Give at least one hyperparameter to search over."
+    check_gpus(request, errors)
     if errors:
         return [], errors
+    # Counted before anything is built: a grid of 10^9 combinations must not be listed to be refused.
+    count = run_count(request.mode, request.space, request.samples)
+    if count is not None and not 1 <= count <= settings.RUN_SWEEP_MAX_RUNS:
+        return [], {
+            "space": f"This search makes {count} runs; the most a sweep may make is {settings.RUN_SWEEP_MAX_RUNS}."
+        }
     try:
         combos = expand(request.mode, request.space, request.samples, request.seed)
     except ValueError as error:
         return [], {"space": str(error)}
-    if not 1 <= len(combos) <= settings.RUN_SWEEP_MAX_RUNS:
-        return [], {
-            "space": f"This search makes {len(combos)} runs; the most a sweep may make is "
-            f"{settings.RUN_SWEEP_MAX_RUNS}."
-        }
     return plan_runs(request, combos)
 
 
+def check_gpus(request: SweepRequest, errors: dict) -> None:
+    """k GPUs of a model, or named GPUs, or a node's CPUs; never more GPUs than the fleet has."""
+    if request.gpus and request.gpu_model is not None:
+        errors["gpus"] = "Name GPUs or ask for a number of GPUs of a model, not both."
+    elif request.gpu_model is not None:
+        have = len(request.pool())
+        if not request.gpu_count or request.gpu_count < 1:
+            errors["gpu_count"] = "Ask for at least 1 GPU."
+        elif request.gpu_count > have:
+            errors["gpu_count"] = (
+                f"The fleet has {have} {request.gpu_model.name} GPU(s) a sweep may use; you asked for "
+                f"{request.gpu_count}."
+            )
+    elif request.gpu_count is not None:
+        errors["gpu_model"] = "Choose the GPU model of the GPUs to use."
+    elif request.gpus and len({gpu.pk for gpu in request.gpus}) != len(request.gpus):
+        errors["gpus"] = "A GPU is listed twice."
+
+
+def run_count(mode: str, space: dict[str, Any], samples: int | None) -> int | None:
+    """How many runs the search makes, by arithmetic; None when the space is malformed (expand says why)."""
+    if mode == SweepMode.RANDOM:
+        return samples if samples and samples >= 1 else None
+    if mode == SweepMode.GRID and all(isinstance(values, list) and values for values in space.values()):
+        return math.prod(len(values) for values in space.values())
+    return None
+
+
 def plan_runs(request: SweepRequest, combos: list[dict]) -> tuple[list[LaunchPlan], dict[str, str]]:
+    """One checked plan per combination; with a pool, checked as if on its first GPU (the real one comes later)."""
     plans, errors = [], {}
-    gpus = sorted(request.gpus, key=lambda gpu: (gpu.node.hostname, gpu.index)) or [None]
+    pool = request.pool()
     name = request.name.strip() or f"{request.workload} sweep"
     for number, combo in enumerate(combos, start=1):
-        gpu = gpus[(number - 1) % len(gpus)]
         launch_request = LaunchRequest(
             user=request.user,
             workload=request.workload,
-            strategy=RunStrategy.SINGLE,
+            strategy="single",  # each run of a sweep is one process on one GPU or node
             name=f"{name} #{number}",
             project=request.project,
-            gpus=[gpu] if gpu else [],
-            node=None if gpu else request.node,
+            gpus=pool[:1],
+            node=None if pool else request.node,
             hyperparameters={**request.base, **combo},
+            placed_later=bool(pool),
         )
         plan, problems = check_launch(launch_request)
         for key, message in problems.items():
@@ -152,6 +196,8 @@ def _describe(combo: dict) -> str:
 
 
 def launch_sweep(request: SweepRequest, plans: list[LaunchPlan]) -> Sweep:
+    """Store the sweep and its runs; runs on a pool wait for GPUs (given after commit), CPU runs are queued."""
+    pool = request.pool()
     with transaction.atomic():
         sweep = Sweep.objects.create(
             owner=request.user,
@@ -161,7 +207,12 @@ def launch_sweep(request: SweepRequest, plans: list[LaunchPlan]) -> Sweep:
             mode=request.mode,
             space=request.space,
             metric=request.metric,
+            gpu_model=None if request.gpus else request.gpu_model,
+            gpu_count=(request.gpu_count if request.gpu_model else len(pool)) if pool else None,
         )
+        sweep.pool.set(request.gpus)
         for plan in plans:
-            launch(plan, sweep=sweep)
+            launch(plan, sweep=sweep, waits_for_gpu=bool(pool))
+        if pool:
+            dispatch_soon(sweep.pk)
     return sweep

@@ -1,9 +1,11 @@
-"""Celery tasks: a run's share on a node worker (queue node.<hostname>) and the lost-run check (default queue)."""
+"""Celery tasks: a run's share on a node worker (queue node.<hostname>); the lost-run check and the queue reconciler."""
 
 from celery import shared_task
 from django.conf import settings
+from django.utils import timezone
 
-from training import lost
+from training import lost, reconcile, scheduled, sweep_dispatch
+from training.models import RunNode
 from training.node import GPUsBusy, run_share
 
 
@@ -11,6 +13,9 @@ from training.node import GPUsBusy, run_share
 def run_on_node(self, run_node_id: int) -> str:
     # acks_late is off: a run can outlast the broker's visibility timeout, and a message handed to a
     # second worker would start it twice. A share whose worker dies is reported lost instead.
+    # Every look at the share is recorded, so the reconciler tells a share that waits for its GPUs from a
+    # lost message.
+    RunNode.objects.filter(pk=run_node_id).update(seen_at=timezone.now())
     try:
         return run_share(run_node_id, self.request.hostname or "")
     except GPUsBusy as busy:
@@ -20,3 +25,18 @@ def run_on_node(self, run_node_id: int) -> str:
 @shared_task(name="training.tasks.mark_lost_runs")
 def mark_lost_runs() -> list[int]:
     return lost.mark_lost_runs()
+
+
+@shared_task(name="training.tasks.reconcile_queued_runs")
+def reconcile_queued_runs() -> dict[str, list[int]]:
+    return reconcile.reconcile_queued_runs()
+
+
+@shared_task(name="training.tasks.start_scheduled_runs")
+def start_scheduled_runs() -> list[int]:
+    return scheduled.start_due_runs()
+
+
+@shared_task(name="training.tasks.dispatch_sweeps")
+def dispatch_sweeps() -> list[int]:
+    return sweep_dispatch.dispatch_all()

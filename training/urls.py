@@ -18,5 +18,6 @@ urlpatterns = [
     path("runs/<int:pk>/cancel/", views.cancel, name="cancel"),
     path("sweeps/new/", views.new_sweep, name="new_sweep"),
     path("sweeps/<int:pk>/", views.sweep_detail, name="sweep"),
+    path("sweeps/<int:pk>/cancel/", views.cancel_sweep_view, name="cancel_sweep"),
     path("api/", include(router.urls)),
 ]

@@ -10,17 +10,18 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from fleet.choices import RunStatus
 from fleet.localtime import in_local_time
 from fleet.models import GPU
-from training import costs
+from training import costs, env_diff, strategies
 from training.access import can_change, visible_run_or_404, visible_runs, visible_sweeps
 from training.cancel import CancelRefused, request_cancel
+from training.choices import RunStatus
 from training.forms import HYPERPARAMETERS, LaunchForm, SweepForm
 from training.launch import launch
 from training.models import Run, RunLog, RunMetric
 from training.placement import gpu_rows, history_per_epoch
 from training.serializers import RunLogSerializer, RunMetricSerializer, RunSerializer, SweepSerializer
+from training.sweep_dispatch import cancel_sweep
 from training.sweeps import launch_sweep
 from training.workloads import WORKLOADS
 
@@ -82,6 +83,7 @@ def launch_context(request, form) -> dict:
         "workload_params": {name: list(spec.params) for name, spec in WORKLOADS.items()},
         "workload_defaults": {name: spec.defaults for name, spec in WORKLOADS.items()},
         "history": history_per_epoch(),
+        "process_per_gpu": {name: strategies.get(name).process_per_gpu for name in strategies.STRATEGIES},
     }
 
 
@@ -117,6 +119,10 @@ def environment_rows(run: Run) -> list[tuple[str, object]]:
     """The run's environment record, best-known keys first, without the hyperparameters it repeats."""
     skip = {*run.hyperparameters, "workload", "strategy"}
     record = {key: value for key, value in run.environment.items() if key not in skip}
+    if isinstance(record.get("packages"), dict):
+        record["packages"] = f"{len(record['packages'])} installed (torch {record['packages'].get('torch', 'N/A')})"
+    if isinstance(record.get("command"), list):
+        record["command"] = " ".join(map(str, record["command"]))
     first = [(key, record.pop(key)) for key in ENVIRONMENT_ORDER if key in record]
     return first + sorted(record.items())
 
@@ -147,7 +153,12 @@ def compare(request):
         for run in chosen
     ]
     keys = sorted({key for run in chosen for key in run.hyperparameters})
-    context = {"runs": chosen, "keys": keys, "series": json.loads(json.dumps(series, default=str))}
+    context = {
+        "runs": chosen,
+        "keys": keys,
+        "series": json.loads(json.dumps(series, default=str)),
+        "differences": env_diff.differences(chosen),
+    }
     return render(request, "training/compare.html", context)
 
 
@@ -156,7 +167,7 @@ def new_sweep(request):
     form = SweepForm(request.POST or None, user=request.user, initial={"project": default_project(request.user)})
     if request.method == "POST" and form.is_valid():
         sweep = launch_sweep(form.request, form.plans)
-        messages.success(request, f"Sweep {sweep.name}: {len(form.plans)} runs queued.")
+        messages.success(request, f"Sweep {sweep.name}: {len(form.plans)} runs; they start as GPUs become free.")
         return redirect("training:sweep", pk=sweep.pk)
     selected = {str(value) for value in (form["gpus"].value() or [])}
     return render(request, "training/sweep_form.html", {"form": form, "gpu_rows": gpu_rows(request.user, selected)})
@@ -164,8 +175,29 @@ def new_sweep(request):
 
 @in_local_time
 def sweep_detail(request, pk: int):
-    sweep = get_object_or_404(visible_sweeps(request.user).select_related("owner", "project"), pk=pk)
+    sweep = get_object_or_404(visible_sweeps(request.user).select_related("owner", "project", "gpu_model"), pk=pk)
     data = json.loads(json.dumps(SweepSerializer(sweep).data, default=str))
+    data["socket"] = f"/ws/sweeps/{sweep.pk}/"
     compare_url = reverse("training:compare") + "?" + "&".join(f"run={run['id']}" for run in data["runs"][:COMPARE_MAX])
-    context = {"sweep": sweep, "data": data, "compare_url": compare_url, "params": sorted(sweep.space)}
+    context = {
+        "sweep": sweep,
+        "data": data,
+        "compare_url": compare_url,
+        "params": sorted(sweep.space),
+        "can_change": can_change(request.user, sweep),
+        "unfinished": sweep.runs.filter(status__in=RunStatus.unfinished()).exists(),
+    }
     return render(request, "training/sweep.html", context)
+
+
+@require_POST
+def cancel_sweep_view(request, pk: int):
+    sweep = get_object_or_404(visible_sweeps(request.user), pk=pk)
+    if not can_change(request.user, sweep):
+        return HttpResponseForbidden("Only the owner of a sweep or an admin may cancel it.")
+    try:
+        count = cancel_sweep(sweep, request.user)
+        messages.success(request, f"Sweep {sweep.name} is cancelled; {count} unfinished run(s) are being stopped.")
+    except CancelRefused as refused:
+        messages.error(request, str(refused))
+    return redirect("training:sweep", pk=sweep.pk)

@@ -3,7 +3,7 @@
 import django.contrib.postgres.constraints
 import django.contrib.postgres.fields.ranges
 import django.db.models.deletion
-import fleet.models.reservations
+import fleet.reservations.models
 import uuid
 from django.conf import settings
 from django.db import migrations, models
@@ -119,7 +119,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='reservation',
-            constraint=django.contrib.postgres.constraints.ExclusionConstraint(condition=models.Q(('status', 'active')), expressions=[(fleet.models.reservations.Int8Range(models.F('gpu'), models.F('gpu'), django.contrib.postgres.fields.ranges.RangeBoundary(inclusive_lower=True, inclusive_upper=True)), '&&'), (fleet.models.reservations.TsTzRange('start', 'end', django.contrib.postgres.fields.ranges.RangeBoundary()), '&&')], name='reservation_no_overlap', violation_error_message='This GPU is already booked for part of that time.'),
+            constraint=django.contrib.postgres.constraints.ExclusionConstraint(condition=models.Q(('status', 'active')), expressions=[(fleet.reservations.models.Int8Range(models.F('gpu'), models.F('gpu'), django.contrib.postgres.fields.ranges.RangeBoundary(inclusive_lower=True, inclusive_upper=True)), '&&'), (fleet.reservations.models.TsTzRange('start', 'end', django.contrib.postgres.fields.ranges.RangeBoundary()), '&&')], name='reservation_no_overlap', violation_error_message='This GPU is already booked for part of that time.'),
         ),
         migrations.AddIndex(
             model_name='reservationevent',

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 
 from fleet.choices import NodeStatus
+from monitoring.storage.columns import sample_fields
 
 
 class GPUModel(models.Model):
@@ -69,22 +70,12 @@ class GPU(models.Model):
     power_limit_w = models.FloatField(null=True, blank=True)
     pcie_gen = models.PositiveSmallIntegerField(null=True, blank=True)
     pcie_width = models.PositiveSmallIntegerField(null=True, blank=True)
+    pci_bus_id = models.CharField(max_length=32, blank=True, help_text="PCI address, e.g. 00000000:3B:00.0.")
     mig = models.BooleanField(default=False)
 
     # Latest state, written by the ingest consumer; NULL means not reported (N/A), never zero.
     last_sample_at = models.DateTimeField(null=True, blank=True)
-    util_gpu = models.FloatField(null=True, blank=True)
-    util_mem = models.FloatField(null=True, blank=True)
-    mem_used_mib = models.FloatField(null=True, blank=True)
-    temp_c = models.FloatField(null=True, blank=True)
-    power_w = models.FloatField(null=True, blank=True)
-    sm_clock_mhz = models.FloatField(null=True, blank=True)
-    mem_clock_mhz = models.FloatField(null=True, blank=True)
-    fan_pct = models.FloatField(null=True, blank=True)
-    pcie_tx_kib_s = models.FloatField(null=True, blank=True)
-    pcie_rx_kib_s = models.FloatField(null=True, blank=True)
-    ecc_volatile = models.BigIntegerField(null=True, blank=True)
-    clocks_event_reasons = models.BigIntegerField(null=True, blank=True)
+    locals().update(sample_fields(blank=True))  # one column per metric of the agent protocol
     processes = models.JSONField(default=list, blank=True, help_text="Processes seen in the latest sample.")
 
     class Meta:

@@ -1,4 +1,8 @@
-"""python -m monitoring.agent --server ws://HOST:PORT --token TOKEN [...]"""
+"""gpu-fleet-agent (or python -m monitoring.agent) --server wss://HOST [--token-file PATH] [...]
+
+The token comes from --token-file or $FLEET_AGENT_TOKEN: a command line is visible to every user of the
+node through ps, so --token still works but warns.
+"""
 
 from __future__ import annotations
 
@@ -18,19 +22,31 @@ from .simulate import MODEL_NAMES, SCENARIOS
 log = logging.getLogger("monitoring.agent")
 
 TOKEN_ENV = "FLEET_AGENT_TOKEN"
+SERVER_ENV = "FLEET_AGENT_SERVER"
+COMMAND = "gpu-fleet-agent"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m monitoring.agent",
+        prog=_program_name(),
         description="Stream this node's GPU telemetry to the GPU Fleet server.",
+        epilog=(
+            f"The node token is printed once by `manage.py fleet_add_node HOSTNAME`. Give it in a file readable "
+            f"only by the agent's user (--token-file) or in ${TOKEN_ENV}, never on the command line, which ps "
+            "shows to every user of the node."
+        ),
     )
-    parser.add_argument("--server", help="ws://HOST:PORT or wss://HOST (/ws/agent/ is added)")
     parser.add_argument(
-        "--token",
-        default=os.environ.get(TOKEN_ENV),
-        help=f"node token from fleet_add_node (default: ${TOKEN_ENV}, which keeps it out of ps)",
+        "--server",
+        default=os.environ.get(SERVER_ENV) or None,
+        help=f"ws://HOST:PORT or wss://HOST; /ws/agent/ is added (default: ${SERVER_ENV})",
     )
+    parser.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help=f"file holding the node token (default: the token in ${TOKEN_ENV})",
+    )
+    parser.add_argument("--token", help=argparse.SUPPRESS)  # still accepted, with a warning: ps shows it
     parser.add_argument("--interval", type=_positive_float, default=1.0, help="seconds between samples")
     parser.add_argument("--hostname", default=socket.gethostname(), help="node name sent in hello")
     parser.add_argument("--simulate", type=_positive_int, metavar="N", help="simulate N GPUs instead of NVML")
@@ -49,8 +65,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     args = parser.parse_args(argv)
+    args.token = _token(parser, args)
     if not args.once and not (args.server and args.token):
-        parser.error(f"--server and --token (or ${TOKEN_ENV}) are required unless --once is given")
+        parser.error(
+            f"--server (or ${SERVER_ENV}) and a token (--token-file, or ${TOKEN_ENV}) are required "
+            "unless --once is given"
+        )
     if args.server:
         from .client import agent_url
 
@@ -59,6 +79,41 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         except ValueError as exc:
             parser.error(str(exc))
     return args
+
+
+def _program_name() -> str:
+    called = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return COMMAND if called == COMMAND else "python -m monitoring.agent"
+
+
+def _token(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str | None:
+    """The node token from --token-file, --token (warned about) or the environment, in that order."""
+    if args.token_file and args.token:
+        parser.error("give the token once: --token-file or --token, not both")
+    if args.token_file:
+        return _read_token_file(parser, args.token_file)
+    if args.token:
+        print(
+            f"warning: --token is visible to every user of this node through ps; use --token-file PATH "
+            f"or ${TOKEN_ENV} instead",
+            file=sys.stderr,
+        )
+        return args.token
+    return os.environ.get(TOKEN_ENV) or None
+
+
+def _read_token_file(parser: argparse.ArgumentParser, path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            token = f.read().strip()
+        mode = os.stat(path).st_mode
+    except (OSError, UnicodeDecodeError) as exc:
+        parser.error(f"cannot read the token file {path}: {getattr(exc, 'strerror', None) or exc}")
+    if not token or len(token.split()) != 1:
+        parser.error(f"the token file {path} must hold the node token alone, on one line")
+    if mode & 0o077:
+        print(f"warning: the token file {path} is readable by other users; chmod 600 it", file=sys.stderr)
+    return token
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,7 +135,8 @@ def _started_backend(args: argparse.Namespace) -> Backend | None:
     if args.simulate:
         from .simulate import Simulator
 
-        return Simulator(args.simulate, args.hostname, args.scenario, model=args.gpu_model)
+        # The simulated GPUs also report the runs a node worker started here for this node (localruns.py).
+        return Simulator(args.simulate, args.hostname, args.scenario, model=args.gpu_model, local_runs=True)
     from .nvml import NvmlBackend, NvmlUnavailable
 
     backend = NvmlBackend()

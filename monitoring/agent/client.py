@@ -20,6 +20,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from .buffer import FrameBuffer
+from .cadence import Cadence
 from .frames import MAX_FRAME_BYTES, Backend, encode, hello_frame, samples_frame
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ class Agent:
         welcome_timeout: float = 10.0,
     ) -> None:
         self.backend = backend
+        self.cadence = Cadence()
         self.url = agent_url(server)
         self.token = token
         self.hostname = hostname
@@ -113,7 +115,7 @@ class Agent:
 
     async def _take_frame(self) -> None:
         seq = self.seq + 1
-        frame = await asyncio.to_thread(samples_frame, self.backend, seq)
+        frame = self.cadence.thin(await asyncio.to_thread(samples_frame, self.backend, seq))
         self.seq = seq
         self.buffer.append(seq, encode(frame))
         self._new_frame.set()

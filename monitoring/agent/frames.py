@@ -8,6 +8,7 @@ import time
 from typing import Protocol
 
 from . import AGENT_VERSION, PROTOCOL
+from .jsontext import storable
 from .metrics import BY_KEY, METRIC_KEYS, in_bounds
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,21 @@ def boot_id() -> str | None:
 
 
 def _dumps(frame: dict) -> str:
-    return json.dumps(frame, separators=(",", ":"), allow_nan=False)
+    return json.dumps(_storable_texts(frame), separators=(",", ":"), allow_nan=False)
+
+
+def _storable_texts(value: object) -> object:
+    """value with every NUL and lone surrogate in its strings replaced by U+FFFD, which the server refuses.
+
+    A command line with bytes that are not UTF-8 reads as lone surrogates; a real node must never trip that.
+    """
+    if isinstance(value, str):
+        return storable(value)
+    if isinstance(value, dict):
+        return {storable(key): _storable_texts(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_storable_texts(item) for item in value]
+    return value
 
 
 def _sample(ts: float, reading: dict) -> dict:

@@ -1,7 +1,8 @@
 """The one declared list of per-sample GPU metrics.
 
 It drives the agent's snapshot, the protocol fields, the server's database
-columns and its Prometheus /metrics. Pure stdlib: the server imports it.
+columns and rollups, its API and chart fields and its Prometheus /metrics.
+Pure stdlib: the server imports it.
 """
 
 from __future__ import annotations
@@ -10,6 +11,13 @@ from dataclasses import dataclass
 
 # Postgres bigint is signed; counters and bitmasks are capped to fit it.
 BIGINT_MAX = 2**63 - 1
+
+# How a metric is summed up over a minute or an hour, which also says how it is stored:
+GAUGE = ("min", "avg", "max")  # a level: its range and mean (a float column)
+COUNTER = ("max",)  # a count that only grows until the driver reloads: its highest value (bigint)
+BITMASK = ("any",)  # flags: every bit seen in the bucket, a bitwise OR (bigint)
+HEALTH_EVERY_S = 30.0  # dcgm-exporter's default collection interval is 30 s too
+LATEST_CODE = ("max",)  # a state or a code (0/1 flags, the last XID): the worst value seen (bigint)
 
 
 @dataclass(frozen=True)
@@ -23,6 +31,19 @@ class Metric:
     dcgm: str | None
     min: float
     max: float
+    rollup: tuple[str, ...] = GAUGE
+    # How /metrics exports it: dcgm-exporter's type, and its unit where ours differs (value × dcgm_scale).
+    prometheus: str = "gauge"
+    dcgm_scale: int = 1
+    dcgm_help: str | None = None
+    # Health counters change rarely: the agent reads them every `every_s` seconds and sends one only
+    # when it changed or that long has passed; a sample without it leaves the GPU's latest value as is.
+    every_s: float = 0.0
+
+    @property
+    def gauge(self) -> bool:
+        """A level worth charting; counters and bitmasks are whole numbers shown otherwise."""
+        return self.rollup == GAUGE
 
 
 METRICS: tuple[Metric, ...] = (
@@ -102,19 +123,23 @@ METRICS: tuple[Metric, ...] = (
         "pcie_tx_kib_s",
         int,
         "KiB/s",
-        "PCIe transmit throughput in KiB/s (dcgm-exporter reports bytes/s: divide it by 1024).",
+        "PCIe transmit throughput in KiB/s.",
         "DCGM_FI_PROF_PCIE_TX_BYTES",
         0,
         512 * 1024 * 1024,
+        dcgm_scale=1024,
+        dcgm_help="PCIe transmit throughput in bytes/s.",
     ),
     Metric(
         "pcie_rx_kib_s",
         int,
         "KiB/s",
-        "PCIe receive throughput in KiB/s (dcgm-exporter reports bytes/s: divide it by 1024).",
+        "PCIe receive throughput in KiB/s.",
         "DCGM_FI_PROF_PCIE_RX_BYTES",
         0,
         512 * 1024 * 1024,
+        dcgm_scale=1024,
+        dcgm_help="PCIe receive throughput in bytes/s.",
     ),
     Metric(
         "ecc_volatile",
@@ -124,6 +149,8 @@ METRICS: tuple[Metric, ...] = (
         "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
         0,
         BIGINT_MAX,
+        COUNTER,
+        prometheus="counter",
     ),
     Metric(
         "clocks_event_reasons",
@@ -134,11 +161,200 @@ METRICS: tuple[Metric, ...] = (
         "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
         0,
         BIGINT_MAX,
+        BITMASK,
+    ),
+    Metric(
+        "mem_temp_c",
+        int,
+        "°C",
+        "Memory (HBM) temperature in degrees Celsius; null where the board has no memory sensor.",
+        "DCGM_FI_DEV_MEMORY_TEMP",
+        -40,
+        150,
+    ),
+    Metric(
+        "util_enc",
+        int,
+        "%",
+        "Percent of the last sample period during which the video encoder was busy.",
+        "DCGM_FI_DEV_ENC_UTIL",
+        0,
+        100,
+    ),
+    Metric(
+        "util_dec",
+        int,
+        "%",
+        "Percent of the last sample period during which the video decoder was busy.",
+        "DCGM_FI_DEV_DEC_UTIL",
+        0,
+        100,
+    ),
+    Metric(
+        "mem_reserved_mib",
+        int,
+        "MiB",
+        "Device memory the driver reserves for itself, in MiB (neither used nor free).",
+        "DCGM_FI_DEV_FB_RESERVED",
+        0,
+        4 * 1024 * 1024,
+        every_s=HEALTH_EVERY_S,
+    ),
+    Metric(
+        "nvlink_tx_kib_s",
+        int,
+        "KiB/s",
+        "NVLink transmit throughput over all links in KiB/s; null on GPUs without NVLink.",
+        "DCGM_FI_PROF_NVLINK_TX_BYTES",
+        0,
+        BIGINT_MAX // 1024,
+        dcgm_scale=1024,
+        dcgm_help="NVLink transmit throughput over all links in bytes/s.",
+    ),
+    Metric(
+        "nvlink_rx_kib_s",
+        int,
+        "KiB/s",
+        "NVLink receive throughput over all links in KiB/s; null on GPUs without NVLink.",
+        "DCGM_FI_PROF_NVLINK_RX_BYTES",
+        0,
+        BIGINT_MAX // 1024,
+        dcgm_scale=1024,
+        dcgm_help="NVLink receive throughput over all links in bytes/s.",
+    ),
+    Metric(
+        "energy_mj",
+        int,
+        "mJ",
+        "Energy the board used since the driver was last loaded, in millijoules.",
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+        0,
+        BIGINT_MAX,
+        COUNTER,
+        prometheus="counter",
+        every_s=HEALTH_EVERY_S,
+    ),
+    Metric(
+        "pcie_replays",
+        int,
+        "retries",
+        "PCIe packets the link had to send again (a rising count points at a bad riser, slot or cable).",
+        "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+        0,
+        BIGINT_MAX,
+        COUNTER,
+        prometheus="counter",
+        every_s=HEALTH_EVERY_S,
+    ),
+    Metric(
+        "xid_count",
+        int,
+        "events",
+        "XID errors (driver-reported GPU faults) the agent has seen on this GPU since it started.",
+        "fleet_gpu_xid_errors_total",
+        0,
+        BIGINT_MAX,
+        COUNTER,
+        prometheus="counter",
+        every_s=HEALTH_EVERY_S,
+    ),
+    Metric(
+        "xid_last",
+        int,
+        "code",
+        "The code of the last XID error seen on this GPU (0 until one is seen).",
+        "DCGM_FI_DEV_XID_ERRORS",
+        0,
+        BIGINT_MAX,
+        LATEST_CODE,
+        every_s=HEALTH_EVERY_S,
+    ),
+    Metric(
+        "retired_sbe",
+        int,
+        "pages",
+        "Memory pages retired after repeated single-bit ECC errors (GPUs before Ampere).",
+        "DCGM_FI_DEV_RETIRED_SBE",
+        0,
+        BIGINT_MAX,
+        COUNTER,
+        prometheus="counter",
+        every_s=HEALTH_EVERY_S,
+    ),
+    Metric(
+        "retired_dbe",
+        int,
+        "pages",
+        "Memory pages retired after a double-bit ECC error (GPUs before Ampere).",
+        "DCGM_FI_DEV_RETIRED_DBE",
+        0,
+        BIGINT_MAX,
+        COUNTER,
+        prometheus="counter",
+        every_s=HEALTH_EVERY_S,
+    ),
+    Metric(
+        "retired_pending",
+        int,
+        "flag",
+        "1 while a page retirement waits for the next driver reload or reset, else 0.",
+        "DCGM_FI_DEV_RETIRED_PENDING",
+        0,
+        1,
+        LATEST_CODE,
+        every_s=HEALTH_EVERY_S,
+    ),
+    Metric(
+        "remapped_correctable",
+        int,
+        "rows",
+        "Memory rows remapped after correctable errors (Ampere and later).",
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+        0,
+        BIGINT_MAX,
+        COUNTER,
+        prometheus="counter",
+        every_s=HEALTH_EVERY_S,
+    ),
+    Metric(
+        "remapped_uncorrectable",
+        int,
+        "rows",
+        "Memory rows remapped after uncorrectable errors (Ampere and later).",
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+        0,
+        BIGINT_MAX,
+        COUNTER,
+        prometheus="counter",
+        every_s=HEALTH_EVERY_S,
+    ),
+    Metric(
+        "remap_pending",
+        int,
+        "flag",
+        "1 while a row remap waits for the next GPU reset, else 0.",
+        "DCGM_FI_DEV_ROW_REMAP_PENDING",
+        0,
+        1,
+        LATEST_CODE,
+        every_s=HEALTH_EVERY_S,
+    ),
+    Metric(
+        "remap_failure",
+        int,
+        "flag",
+        "1 once a row remap has failed (the GPU should be replaced), else 0.",
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+        0,
+        1,
+        LATEST_CODE,
+        every_s=HEALTH_EVERY_S,
     ),
 )
 
 METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS)
 BY_KEY: dict[str, Metric] = {m.key: m for m in METRICS}
+SLOW_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS if m.every_s)
 
 # Bits of clocks_event_reasons, as NVML defines them (nvmlClocksEventReason*).
 CLOCKS_EVENT_REASONS: dict[str, int] = {

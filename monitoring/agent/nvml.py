@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import procinfo
+from .metrics import HEALTH_EVERY_S, METRIC_KEYS
+from .xid import XidWatcher
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +31,18 @@ VOLATILE_ECC = 0
 DEVICE_MIG_ENABLE = 1
 ERROR_NOT_SUPPORTED = 3
 ERROR_NOT_FOUND = 6
+ERROR_TIMEOUT = 10
 ERROR_FUNCTION_NOT_FOUND = 13
+# Answers that only mean "this GPU or driver does not have it" (or "nothing waiting"), never logged.
+QUIET_ERRORS = (ERROR_NOT_SUPPORTED, ERROR_NOT_FOUND, ERROR_TIMEOUT)
+MEMORY_V2 = 0x02000028  # nvmlMemory_v2: the memory struct that also tells the reserved part
+PAGE_RETIREMENT_MULTIPLE_SBE = 0
+PAGE_RETIREMENT_DBE = 1
+FI_MEMORY_TEMP = 82
+FI_NVLINK_TX_KIB = 138  # cumulative KiB over the links in scope
+FI_NVLINK_RX_KIB = 139
+ALL_LINKS = 0xFFFFFFFF  # a field's scope that sums every NVLink
+VALUE_FIELDS = ("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal", "usVal")  # by nvmlValueType_t
 
 # Per-process utilization samples older than this are not looked at.
 PROCESS_UTIL_WINDOW_S = 10.0
@@ -58,12 +71,16 @@ class NvmlBackend:
         self._logged: set[tuple[str, int | None]] = set()
         self._devices: list[_Device] | None = None
         self._process_info: dict[int, dict] = {}
+        self._xid = XidWatcher(self.query)
+        self._nvlink_seen: dict[str, tuple[float, int, int]] = {}
+        self._health_read: dict[str, tuple[float, dict]] = {}  # the slow fields are read every HEALTH_EVERY_S
 
     def start(self) -> None:
         """Start NVML and find the GPUs; raises NvmlUnavailable with a clear reason."""
         self._init()
         if self._devices is None:
             self._devices = self._discover()
+            self._xid.watch(self._devices)
 
     def close(self) -> None:
         if self._started:
@@ -86,7 +103,7 @@ class NvmlBackend:
                 self._log_missing(name)
             elif code == ERROR_NOT_FOUND and not_found is not _SAME_AS_DEFAULT:
                 return not_found
-            elif code not in (ERROR_NOT_SUPPORTED, ERROR_NOT_FOUND):
+            elif code not in QUIET_ERRORS:
                 self._log_error_once(name, code, exc)
             return default
 
@@ -107,6 +124,7 @@ class NvmlBackend:
     def sample(self, now: float) -> list[dict]:
         """One reading per GPU: {"gpu": uuid, <metric keys>..., "processes": [...] or None}."""
         self.start()
+        self._xid.drain()
         readings = [self._read_device(d, now) for d in self._devices]
         seen = {p["pid"] for r in readings for p in (r["processes"] or ())}
         self._process_info = {pid: i for pid, i in self._process_info.items() if pid in seen}
@@ -164,6 +182,7 @@ class NvmlBackend:
             "power_limit_w": _watts(limit_mw),
             "pcie_gen": self.query("nvmlDeviceGetCurrPcieLinkGeneration", h),
             "pcie_width": self.query("nvmlDeviceGetCurrPcieLinkWidth", h),
+            "pci_bus_id": _text(getattr(self.query("nvmlDeviceGetPciInfo", h), "busId", NA)),
             "mig": mig,
         }
         if mig:
@@ -191,6 +210,8 @@ class NvmlBackend:
     def _read_device(self, device: _Device, now: float) -> dict:
         try:
             reading = {"gpu": device.uuid, **self._metrics(device.handle)}
+            reading.update(self._health_due(device, now), **self._xid.fields(device.uuid))
+            reading.update(self._fields(device, now))
             reading["processes"] = self._processes(device.handle, now)
         except Exception:
             # Not an NVMLError (query handles those): still keep the other GPUs going.
@@ -204,6 +225,7 @@ class NvmlBackend:
         util = self.query("nvmlDeviceGetUtilizationRates", h)
         memory = self.query("nvmlDeviceGetMemoryInfo", h)
         return {
+            **dict.fromkeys(METRIC_KEYS, NA),  # a declared metric not read below is N/A
             "util_gpu": getattr(util, "gpu", NA),
             "util_mem": getattr(util, "memory", NA),
             "mem_used_mib": _mib(getattr(memory, "used", NA)),
@@ -216,7 +238,61 @@ class NvmlBackend:
             "pcie_rx_kib_s": self.query("nvmlDeviceGetPcieThroughput", h, PCIE_UTIL_RX_BYTES),
             "ecc_volatile": self.query("nvmlDeviceGetTotalEccErrors", h, MEMORY_ERROR_TYPE_UNCORRECTED, VOLATILE_ECC),
             "clocks_event_reasons": self._clocks_event_reasons(h),
+            "util_enc": _first(self.query("nvmlDeviceGetEncoderUtilization", h)),
+            "util_dec": _first(self.query("nvmlDeviceGetDecoderUtilization", h)),
         }
+
+    def _health_due(self, device: _Device, now: float) -> dict:
+        read_at, health = self._health_read.get(device.uuid, (None, {}))
+        if read_at is None or not 0 <= now - read_at < HEALTH_EVERY_S:
+            health = self._health(device.handle)
+            self._health_read[device.uuid] = (now, health)
+        return health
+
+    def _health(self, h: Any) -> dict:
+        """Memory health and the slow counters dcgm-exporter reports by default (metrics.SLOW_KEYS but XID)."""
+        corrected, uncorrected, pending, failure = self.query("nvmlDeviceGetRemappedRows", h, default=(NA,) * 4)
+        memory = self.query("nvmlDeviceGetMemoryInfo", h, MEMORY_V2)
+        retired_pending = self.query("nvmlDeviceGetRetiredPagesPendingStatus", h)
+        return {
+            "mem_reserved_mib": _mib(getattr(memory, "reserved", NA)),
+            "energy_mj": self.query("nvmlDeviceGetTotalEnergyConsumption", h),
+            "pcie_replays": self.query("nvmlDeviceGetPcieReplayCounter", h),
+            "retired_sbe": _count(self.query("nvmlDeviceGetRetiredPages", h, PAGE_RETIREMENT_MULTIPLE_SBE)),
+            "retired_dbe": _count(self.query("nvmlDeviceGetRetiredPages", h, PAGE_RETIREMENT_DBE)),
+            "retired_pending": NA if retired_pending is NA else int(bool(retired_pending)),
+            "remapped_correctable": corrected,
+            "remapped_uncorrectable": uncorrected,
+            "remap_pending": NA if pending is NA else int(bool(pending)),
+            "remap_failure": NA if failure is NA else int(bool(failure)),
+        }
+
+    def _fields(self, device: _Device, now: float) -> dict:
+        """Memory temperature and NVLink throughput: one field-values call answers both."""
+        temp, tx, rx = self._field_values(
+            device.handle, [FI_MEMORY_TEMP, (FI_NVLINK_TX_KIB, ALL_LINKS), (FI_NVLINK_RX_KIB, ALL_LINKS)]
+        )
+        return {"mem_temp_c": temp, **self._nvlink(device.uuid, now, tx, rx)}
+
+    def _nvlink(self, uuid: str, now: float, tx: int | None, rx: int | None) -> dict:
+        """NVLink throughput over all links, from the driver's cumulative KiB counters (null without NVLink)."""
+        if tx is NA or rx is NA:
+            return {"nvlink_tx_kib_s": NA, "nvlink_rx_kib_s": NA}
+        before = self._nvlink_seen.get(uuid)
+        self._nvlink_seen[uuid] = (now, tx, rx)
+        if before is None or now <= before[0] or tx < before[1] or rx < before[2]:
+            return {"nvlink_tx_kib_s": NA, "nvlink_rx_kib_s": NA}  # no rate yet, or the counters were reset
+        seconds = now - before[0]
+        return {
+            "nvlink_tx_kib_s": round((tx - before[1]) / seconds),
+            "nvlink_rx_kib_s": round((rx - before[2]) / seconds),
+        }
+
+    def _field_values(self, h: Any, fields: list) -> list:
+        values = self.query("nvmlDeviceGetFieldValues", h, fields)
+        if values is NA:
+            return [NA] * len(fields)
+        return [_field_value(v) for v in values]
 
     def _clocks_event_reasons(self, h: Any) -> int | None:
         reasons = self.query("nvmlDeviceGetCurrentClocksEventReasons", h)
@@ -251,6 +327,7 @@ class NvmlBackend:
             # The driver reports only processes that ran kernels in the window.
             "sm_util": NA if sm_util is NA else sm_util.get(pid, 0),
             "started_at": info["started_at"],
+            "run": info.get("run"),
         }
 
     def _sm_util(self, h: Any, now: float) -> dict[int, int] | None:
@@ -269,6 +346,22 @@ def _text(value: Any) -> str | None:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return value
+
+
+def _first(pair: Any) -> Any:
+    """The value of NVML's [value, sampling period] answers."""
+    return NA if pair is NA else pair[0]
+
+
+def _count(items: Any) -> int | None:
+    return NA if items is NA else len(items)
+
+
+def _field_value(value: Any) -> int | float | None:
+    """A field value's number, or None where the driver answered an error for that field."""
+    if getattr(value, "nvmlReturn", 1) != 0 or not 0 <= value.valueType < len(VALUE_FIELDS):
+        return NA
+    return getattr(value.value, VALUE_FIELDS[value.valueType])
 
 
 def _mib(value_bytes: int | None) -> int | None:

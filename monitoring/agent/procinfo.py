@@ -1,4 +1,4 @@
-"""Who runs a process on the GPU: OS user, name, command line, start time.
+"""Who runs a process on the GPU: OS user, name, command line, start time, and the fleet run it belongs to.
 
 psutil is used when installed; otherwise /proc is read directly. A process
 that has gone or that this agent may not see (another PID namespace) gives
@@ -17,13 +17,38 @@ except ImportError:  # optional: the agent must run with stdlib + NVML only
     psutil = None
 
 CMDLINE_MAX_CHARS = 4096
+# The node worker sets this on every process it starts (training/environment.py); its children inherit it.
+RUN_ENV = "FLEET_RUN_ID"
+ENVIRON_MAX_BYTES = 1 << 20
 
 
 def process_info(pid: int) -> dict:
-    """user, name, cmdline and started_at (UNIX seconds) of pid, None where unknown."""
-    if psutil is not None:
-        return _from_psutil(pid)
-    return _from_proc(pid)
+    """user, name, cmdline, started_at (UNIX seconds) and run (the fleet run's id) of pid, None where unknown."""
+    info = _from_psutil(pid) if psutil is not None else _from_proc(pid)
+    info["run"] = run_of(pid)
+    return info
+
+
+def run_of(pid: int) -> int | None:
+    """The fleet run a process belongs to, from its environment; None when it names none or we may not read it.
+
+    Only a claim: the server believes it for a run placed on the GPU the process uses.
+    """
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            environ = f.read(ENVIRON_MAX_BYTES)
+    except OSError:
+        return None
+    return parse_run(environ)
+
+
+def parse_run(environ: bytes) -> int | None:
+    prefix = RUN_ENV.encode() + b"="
+    for entry in environ.split(b"\0"):
+        if entry.startswith(prefix):
+            value = entry[len(prefix) :]
+            return int(value) if value.isdigit() and 0 < len(value) <= 18 and int(value) > 0 else None
+    return None
 
 
 def _from_psutil(pid: int) -> dict:

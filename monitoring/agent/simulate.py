@@ -3,6 +3,11 @@
 Every reading is a pure function of (seed, GPU index, time), so a given seed
 always tells the same story: training with periodic eval dips, idle GPUs, a
 forgotten process holding memory at 0 %, and a GPU that throttles on heat.
+
+With ``local_runs``, a GPU that a node worker on this machine gave to a run
+reports that run's real processes instead of its made-up ones (localruns.py):
+their memory is their resident set and the GPU's utilization their CPU share,
+so a run launched in the demo shows on its GPUs and counts as their use.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ import uuid
 import zlib
 from dataclasses import dataclass
 
-from .metrics import CLOCKS_EVENT_REASONS
+from .localruns import LocalRuns
+from .metrics import CLOCKS_EVENT_REASONS, METRIC_KEYS
+from .simulate_health import health
 
 SCENARIOS: dict[str, tuple[str, ...]] = {
     # Ordered so that small N still mixes roles; 8 GPUs give 4 training, 2 idle,
@@ -106,6 +113,7 @@ class Simulator:
         seed: int | None = None,
         started_at: float | None = None,
         model: str | None = None,
+        local_runs: bool = False,
     ) -> None:
         if scenario not in SCENARIOS:
             raise ValueError(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)}")
@@ -116,6 +124,7 @@ class Simulator:
         pattern = SCENARIOS[scenario]
         self.roles = [pattern[i % len(pattern)] for i in range(count)]
         self.uuids = [gpu_uuid(hostname, i) for i in range(count)]
+        self.runs = LocalRuns(hostname) if local_runs else None
 
     def start(self) -> None:
         pass
@@ -139,24 +148,31 @@ class Simulator:
                 "power_limit_w": self.model.power_limit_w,
                 "pcie_gen": self.model.pcie_gen,
                 "pcie_width": 16,
+                "pci_bus_id": f"00000000:{0x18 + 0x10 * i:02X}:00.0",
                 "mig": False,
             }
             for i in range(len(self.roles))
         ]
 
     def sample(self, now: float) -> list[dict]:
-        return [self._reading(i, role, now) for i, role in enumerate(self.roles)]
+        runs = self.runs.processes_by_gpu(len(self.roles)) if self.runs else {}
+        return [self._reading(i, role, now, runs.get(i)) for i, role in enumerate(self.roles)]
 
-    def _reading(self, index: int, role: str, now: float) -> dict:
+    def _reading(self, index: int, role: str, now: float, run_processes: list[dict] | None = None) -> dict:
         noise = _Noise(self.seed, index, int(now))
         elapsed = max(0.0, now - self.started_at)
-        reading = getattr(self, f"_{role}")(index, elapsed, noise)
+        if run_processes:
+            reading = self._running(index, elapsed, noise, run_processes)
+        else:
+            reading = getattr(self, f"_{role}")(index, elapsed, noise)
         processes = reading.pop("processes")
         used = sum(p["mem_used_mib"] for p in processes)
         reading["mem_used_mib"] = used + CONTEXT_OVERHEAD_MIB if processes else 4
         reading["fan_pct"] = self._fan(reading["util_gpu"]) if self.model.has_fan else None
         reading["ecc_volatile"] = 0 if self.model.has_ecc else None
-        return {"gpu": self.uuids[index], **reading, "processes": processes}
+        reading.update(health(self.model, self.seed, index, elapsed, reading))
+        # A metric the simulation does not model is N/A, as a driver that lacks it would report.
+        return {"gpu": self.uuids[index], **dict.fromkeys(METRIC_KEYS), **reading, "processes": processes}
 
     def _idle(self, index: int, elapsed: float, noise: _Noise) -> dict:
         m = self.model
@@ -240,6 +256,22 @@ class Simulator:
                 }
             ],
         }
+
+    def _running(self, index: int, elapsed: float, noise: _Noise, processes: list[dict]) -> dict:
+        """A GPU given to a real run: its load is the run's CPU share, its memory the run's resident set."""
+        m = self.model
+        util = min(100, sum(p["sm_util"] or 0 for p in processes))
+        reading = self._idle(index, elapsed, noise)
+        reading.update(
+            util_gpu=util,
+            util_mem=util // 3,
+            temp_c=35 + util * 3 // 10 + noise.below("temp", 3),
+            power_w=round(m.idle_power_w + (m.power_limit_w * 0.88 - m.idle_power_w) * util / 100, 1),
+            sm_clock_mhz=m.sm_clock_max_mhz if util else m.sm_clock_idle_mhz,
+            clocks_event_reasons=0 if util else GPU_IDLE,
+            processes=[dict(p) for p in processes],
+        )
+        return reading
 
     def _trainer(self, index: int, user: str, util: int, mem_share: float, script: str) -> dict:
         return {

@@ -12,6 +12,13 @@ def visible_alerts(user) -> QuerySet:
     return alerts.filter(Q(owner=user) | Q(owner__isnull=True, project__in=user.projects.all()))
 
 
+def scope_for(user, asked: str | None) -> str:
+    """Which alerts a list shows: admins see every open alert unless they ask for "mine"; researchers their own."""
+    if not user.is_staff:
+        return "mine"
+    return "mine" if asked == "mine" else "all"
+
+
 def mine(user) -> Q:
     return Q(owner=user) | Q(owner__isnull=True, project__in=user.projects.all())
 

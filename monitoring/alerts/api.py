@@ -6,13 +6,12 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
-from fleet.choices import AlertKind, AlertStatus
 from fleet.models import UserBudget
 from monitoring.alerts import lifecycle
-from monitoring.alerts.access import can_act, mine, visible_alerts
+from monitoring.alerts.access import can_act, mine, scope_for, visible_alerts
+from monitoring.alerts.choices import AlertKind, AlertStatus
 from monitoring.alerts.models import Alert, IdlePolicy
 from monitoring.alerts.serializers import (
     AlertDetailSerializer,
@@ -30,30 +29,34 @@ class StaffWritesOthersRead(permissions.BasePermission):
         return request.method in permissions.SAFE_METHODS or bool(request.user and request.user.is_staff)
 
 
-class Page(LimitOffsetPagination):
-    default_limit = 100
-    max_limit = 1000
-
-
 @extend_schema(
     parameters=[
         OpenApiParameter("status", str, enum=["open", "resolved"], description="Open (default) or resolved."),
-        OpenApiParameter("scope", str, enum=["mine", "all"], description="All is for admins; default mine."),
+        OpenApiParameter(
+            "scope",
+            str,
+            enum=["mine", "all"],
+            description="Admins see all by default; mine narrows to their own. Researchers always see their own.",
+        ),
         OpenApiParameter("kind", str, enum=AlertKind.values),
     ]
 )
 class AlertViewSet(viewsets.ReadOnlyModelViewSet):
     """Alerts a researcher owns (or their projects'); admins see all. Newest first, 100 a page."""
 
+    lookup_value_regex = "[0-9]+"
+
     serializer_class = AlertSerializer
-    pagination_class = Page
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # the schema generator has no user
             return Alert.objects.none()
         user, params = self.request.user, self.request.query_params
         alerts = visible_alerts(user).order_by("-opened_at")
-        if params.get("scope") != "all" or not user.is_staff:
+        if "scope" in params and params["scope"] not in ("mine", "all"):
+            raise ValidationError({"scope": 'Use "mine" or "all".'})
+        # One alert by its URL: admins read any; `scope` only narrows the list.
+        if self.action == "list" and scope_for(user, params.get("scope")) == "mine":
             alerts = alerts.filter(mine(user))
         if self.action == "list":
             status = params.get("status", "open")
@@ -64,7 +67,7 @@ class AlertViewSet(viewsets.ReadOnlyModelViewSet):
                 if status == "resolved"
                 else alerts.exclude(status=AlertStatus.RESOLVED)
             )
-            if params.get("kind"):
+            if "kind" in params:
                 if params["kind"] not in AlertKind.values:
                     raise ValidationError({"kind": f"Use one of {', '.join(AlertKind.values)}."})
                 alerts = alerts.filter(kind=params["kind"])
@@ -114,6 +117,7 @@ class IdlePolicyViewSet(viewsets.ModelViewSet):
     serializer_class = IdlePolicySerializer
     permission_classes = [permissions.IsAuthenticated, StaffWritesOthersRead]
     queryset = IdlePolicy.objects.select_related("project").order_by("project__name")
+    lookup_value_regex = "[0-9]+"
 
 
 class UserBudgetViewSet(viewsets.ModelViewSet):
@@ -122,3 +126,4 @@ class UserBudgetViewSet(viewsets.ModelViewSet):
     serializer_class = UserBudgetSerializer
     permission_classes = [permissions.IsAdminUser]
     queryset = UserBudget.objects.select_related("user").order_by("user__username")
+    lookup_value_regex = "[0-9]+"

@@ -9,8 +9,9 @@ from datetime import datetime
 
 from django.db.models import Q
 
-from fleet.choices import ReservationStatus, RunStatus
 from fleet.models import Project, Reservation
+from fleet.reservations.choices import ReservationStatus
+from training.choices import RunStatus
 from training.models import Run
 
 
@@ -48,11 +49,20 @@ class Attribution:
         for use in [*runs_on(gpu_ids, start, end), *bookings_on(gpu_ids, start, end)]:
             self.uses.setdefault((use.gpu_id, use.user_id), []).append(use)
 
-    def of(self, gpu_id: int, user_id: int | None, start: datetime, end: datetime) -> tuple[int | None, int | None]:
-        """(project id, run id) for this user's time on this GPU within [start, end)."""
+    def of(
+        self, gpu_id: int, user_id: int | None, start: datetime, end: datetime, run_id: int | None = None
+    ) -> tuple[int | None, int | None]:
+        """(project id, run id) for this user's time on this GPU within [start, end).
+
+        A process known to belong to a run (``run_id``) counts for that run and its project.
+        """
         if user_id is None:
             return None, None
-        for use in self.uses.get((gpu_id, user_id), []):
+        uses = self.uses.get((gpu_id, user_id), [])
+        for use in uses:
+            if run_id is not None and use.run_id == run_id:
+                return use.project_id or self.first.get(user_id), run_id
+        for use in uses:
             if use.start < end and (use.end is None or use.end > start) and (use.project_id or use.run_id):
                 return use.project_id or self.first.get(user_id), use.run_id
         return self.first.get(user_id), None

@@ -3,12 +3,13 @@
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from celery import shared_task
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from fleet.choices import AlertKind, AlertStatus
 from monitoring.alerts import lifecycle, stages
+from monitoring.alerts.choices import AlertKind, AlertStatus
 from monitoring.alerts.findings import RuleResult
 from monitoring.alerts.models import Alert
 from monitoring.alerts.rules.bookings import BookingIdleRule, BookingNoticeRule, SquattingRule
@@ -16,7 +17,9 @@ from monitoring.alerts.rules.budget import BudgetRule
 from monitoring.alerts.rules.health import HealthRule
 from monitoring.alerts.rules.idle import IdleProcessRule
 from monitoring.alerts.rules.runs import RunOverdueRule
+from monitoring.notify.dispatch import dispatch_pending
 
+# The rules, evaluated in this order; each is a class in monitoring/alerts/rules/ with evaluate(now, open_alerts).
 RULES = [
     IdleProcessRule(),
     BookingIdleRule(),
@@ -26,8 +29,6 @@ RULES = [
     HealthRule(),
     BudgetRule(),
 ]
-# Alerts about a person's own use go to admins when they stay open this long.
-ESCALATING = {AlertKind.IDLE_PROCESS, AlertKind.BOOKING_IDLE, AlertKind.SQUATTING, AlertKind.RUN_OVERDUE}
 LOCK_ID = 0x6A1E27  # one evaluation at a time across workers (pg advisory lock)
 
 
@@ -62,6 +63,10 @@ def kinds_of(rule) -> set:
     return set(getattr(rule, "kinds", [rule.kind]))
 
 
+# Alerts about a person's own use go to the admins when they stay open too long; each rule says whether its do.
+ESCALATING = {kind for rule in RULES if getattr(rule, "escalates", False) for kind in kinds_of(rule)}
+
+
 def try_lock() -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [LOCK_ID])
@@ -94,3 +99,17 @@ def escalate(now: datetime) -> list[str]:
     hours = f"{settings.ALERT_ESCALATE_AFTER_H:g}"
     lifecycle.escalate_alerts(due, f"Still open after {hours} h: escalated to the admins.", now)
     return [a.key for a in due]
+
+
+@shared_task(name="monitoring.tasks.evaluate_alerts", ignore_result=True)
+def evaluate_alerts() -> dict:
+    """Every rule once (beat, every ALERT_EVAL_INTERVAL_S), then tell people."""
+    summary = evaluate()
+    notified = dispatch_pending()
+    return {
+        "opened": len(summary.opened),
+        "resolved": len(summary.resolved),
+        "escalated": len(summary.escalated),
+        "notifications": notified,
+        "skipped": summary.skipped,
+    }

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field
 
-from fleet.choices import AlertKind, AlertSeverity
+from monitoring.alerts.choices import AlertKind, AlertSeverity
 
 
 @dataclass

@@ -2,10 +2,11 @@
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from fleet.choices import AlertEventKind, AlertStatus
+from monitoring.alerts.choices import AlertEventKind, AlertKind, AlertStatus
 from monitoring.alerts.findings import Finding
 from monitoring.alerts.models import Alert, AlertEvent
 
@@ -27,7 +28,47 @@ def event(alert: Alert, kind: AlertEventKind, reason: str = "", old: str = "", a
 
 
 def open_alerts(findings: list[Finding], now) -> list[Alert]:
-    """Create one alert per finding and its `opened` event; the caller knows none of the keys is open."""
+    """One alert per finding and its `opened` event; the caller knows none of the keys is open.
+
+    A condition that comes back within ALERT_REOPEN_WITHIN_H reopens its last alert ("Idle again (3rd
+    time today)") instead of starting a new one.
+    """
+    recent = reopenable([f.key for f in findings], now)
+    reopened = [reopen(recent[f.key], f, now) for f in findings if f.key in recent]
+    return reopened + create_alerts([f for f in findings if f.key not in recent], now)
+
+
+def reopenable(keys: list[str], now) -> dict[str, Alert]:
+    if not keys:
+        return {}
+    cutoff = now - timedelta(hours=settings.ALERT_REOPEN_WITHIN_H)
+    resolved = Alert.objects.filter(key__in=keys, status=AlertStatus.RESOLVED, resolved_at__gte=cutoff)
+    return {a.key: a for a in resolved.order_by("resolved_at")}  # the latest per key wins
+
+
+ORDINALS = {1: "st", 2: "nd", 3: "rd"}
+
+
+def ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else ORDINALS.get(n % 10, 'th')}"
+
+
+def reopen(alert: Alert, f: Finding, now) -> Alert:
+    cutoff = now - timedelta(hours=settings.ALERT_REOPEN_WITHIN_H)
+    times = alert.events.filter(kind=AlertEventKind.OPENED, created__gte=cutoff).count() + 1
+    again = "Idle again" if alert.kind == AlertKind.IDLE_PROCESS else "Again"
+    window = f"{settings.ALERT_REOPEN_WITHIN_H:g} h"
+    old = alert.status
+    alert.status, alert.resolved_at, alert.resolution = AlertStatus.OPEN, None, ""
+    alert.message, alert.details, alert.last_seen_at, alert.stage = f.message, f.details, now, 1
+    alert.details["reopened"] = times
+    alert.save(update_fields=["status", "resolved_at", "resolution", "message", "details", "last_seen_at", "stage"])
+    reason = f"{again} ({ordinal(times)} time in {window}): {f.message}"
+    AlertEvent.objects.create(**_fields(event(alert, AlertEventKind.OPENED, reason, old=old, now=now)))
+    return alert
+
+
+def create_alerts(findings: list[Finding], now) -> list[Alert]:
     alerts = Alert.objects.bulk_create(
         [
             Alert(

@@ -6,14 +6,14 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from fleet.choices import AlertEventKind, AlertKind, AlertSeverity, AlertStatus, ReclaimStatus
 from fleet.models import GPU, Node, Project
+from monitoring.alerts.choices import AlertEventKind, AlertSeverity, AlertStatus, ReclaimStatus, alert_kinds
 
 
 class Alert(models.Model):
     """One alert condition: open while the condition holds, then kept as history."""
 
-    kind = models.CharField(max_length=32, choices=AlertKind.choices)
+    kind = models.CharField(max_length=32, choices=alert_kinds)
     severity = models.CharField(max_length=16, choices=AlertSeverity.choices, default=AlertSeverity.WARNING)
     status = models.CharField(max_length=16, choices=AlertStatus.choices, default=AlertStatus.OPEN)
     key = models.CharField(max_length=200, help_text="Names the condition; one open alert per key.")

@@ -3,11 +3,14 @@
 import time
 
 import psutil
+from celery import shared_task
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from fleet.choices import AlertEventKind, ReclaimStatus
+from monitoring.alerts.choices import AlertEventKind, ReclaimStatus
 from monitoring.alerts.models import AlertEvent, Reclaim
+from monitoring.notify.dispatch import dispatch_after_commit
 
 START_TIME_TOLERANCE_S = 2.0
 POLL_S = 0.1
@@ -76,8 +79,6 @@ def wait_gone(process: psutil.Process, timeout_s: float) -> bool:
 
 
 def record(reclaim: Reclaim, status: str, error: str) -> None:
-    from monitoring.notify.dispatch import dispatch_after_commit
-
     ended = status in (ReclaimStatus.TERMINATED, ReclaimStatus.KILLED)
     with transaction.atomic():
         reclaim.status, reclaim.error, reclaim.finished_at = status, error, timezone.now()
@@ -93,3 +94,9 @@ def record(reclaim: Reclaim, status: str, error: str) -> None:
             reason=reason,
         )
         dispatch_after_commit(evt.pk)
+
+
+@shared_task(name="monitoring.tasks.reclaim_process", ignore_result=True, soft_time_limit=settings.RECLAIM_GRACE_S + 60)
+def reclaim_process(reclaim_pk: int) -> str:
+    """Runs on the node worker (queue node.<hostname>): end an idle process after checking it is the same one."""
+    return end_process(reclaim_pk)

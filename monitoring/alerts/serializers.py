@@ -2,13 +2,14 @@
 
 from django.urls import reverse
 from rest_framework import serializers
+from rest_framework.validators import UniqueValidator
 
 from fleet.models import UserBudget
 from monitoring.alerts.models import Alert, AlertEvent, IdlePolicy
 
 
 class AlertEventSerializer(serializers.ModelSerializer):
-    actor = serializers.StringRelatedField()
+    actor = serializers.StringRelatedField(allow_null=True)
 
     class Meta:
         model = AlertEvent
@@ -16,11 +17,11 @@ class AlertEventSerializer(serializers.ModelSerializer):
 
 
 class AlertSerializer(serializers.ModelSerializer):
-    owner = serializers.StringRelatedField()
-    project = serializers.StringRelatedField()
-    node = serializers.StringRelatedField()
-    gpu = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
-    acknowledged_by = serializers.StringRelatedField()
+    owner = serializers.StringRelatedField(allow_null=True)
+    project = serializers.StringRelatedField(allow_null=True)
+    node = serializers.StringRelatedField(allow_null=True)
+    gpu = serializers.SlugRelatedField(slug_field="uuid", read_only=True, allow_null=True)
+    acknowledged_by = serializers.StringRelatedField(allow_null=True)
     url = serializers.SerializerMethodField()
 
     class Meta:
@@ -67,7 +68,15 @@ class SnoozeSerializer(serializers.Serializer):
 
 
 class IdlePolicySerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="name", queryset=IdlePolicy.project.field.related_model.objects)
+    project = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=IdlePolicy.project.field.related_model.objects,
+        validators=[
+            UniqueValidator(
+                IdlePolicy.objects.all(), message="This project already has an idle policy; change that one."
+            )
+        ],
+    )
 
     class Meta:
         model = IdlePolicy
@@ -87,7 +96,11 @@ class IdlePolicySerializer(serializers.ModelSerializer):
 
 class UserBudgetSerializer(serializers.ModelSerializer):
     user = serializers.SlugRelatedField(
-        slug_field="username", queryset=UserBudget.user.field.related_model.objects.all()
+        slug_field="username",
+        queryset=UserBudget.user.field.related_model.objects.all(),
+        validators=[
+            UniqueValidator(UserBudget.objects.all(), message="This researcher already has a budget; change that one.")
+        ],
     )
 
     class Meta:

@@ -1,7 +1,8 @@
-"""Reclaim, for projects that opt in: a first warning at T (the alert), a second at 2T, the process ended at 3T.
+"""Reclaim, for projects that opt in: a first warning at T, a second at T + W, the process ended at T + 2W.
 
-One stage per evaluation, and each stage re-measures the whole idle stretch, so a process is never
-ended without both warnings or after it did any work.
+T is when the first reclaim warning goes out (W is the idle window). One stage per evaluation; each
+re-measures the idle stretch since the first warning, so a process is never ended without both
+warnings delivered, at a time named in the future, or after it did any work.
 """
 
 from datetime import datetime, timedelta
@@ -10,10 +11,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from fleet.celery import node_queue
-from fleet.choices import AlertEventKind
 from monitoring.alerts import lifecycle
+from monitoring.alerts.choices import AlertEventKind
 from monitoring.alerts.models import Alert, Reclaim, ReclaimExemption
 from monitoring.alerts.policies import PolicyBook
+from monitoring.alerts.reclaim import reclaim_process
 from monitoring.alerts.windows import gpu_util_windows, process_sm_windows
 
 
@@ -53,24 +55,65 @@ def idle_since(alert: Alert) -> datetime:
     return datetime.fromisoformat(alert.details["idle_since"])
 
 
+def moment(alert: Alert, name: str) -> datetime | None:
+    value = alert.details.get(name)
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def clock(moment: datetime) -> str:
+    return timezone.localtime(moment).strftime("%d %b %H:%M %Z")
+
+
 def advance_one(alert: Alert, grace_s: int, now: datetime) -> None:
-    window, since = window_of(alert), idle_since(alert)
-    due = min(3, int((now - since) / window))
-    if alert.stage + 1 > due:
-        return
-    if not idle_throughout(alert, since, now):
-        # Idle now, but not provably all along (e.g. no evaluation ran for a while): count again from here.
-        alert.details["idle_since"] = (now - window).isoformat()
-        alert.save(update_fields=["details"])
-        return
-    if alert.stage == 1:
-        end_at = timezone.localtime(since + 3 * window).strftime("%H:%M")
-        reason = (
-            f"Second warning: idle for {int((now - since).total_seconds() // 60)} min; it will be ended at {end_at}."
-        )
-        lifecycle.advance_stage(alert, 2, AlertEventKind.WARNED, reason, now)
-    else:
+    """Warn at T, warn again at T + W, end at the time the second warning named (at least T + 2W, at least W later).
+
+    T is the first reclaim warning, not the start of idleness: a project that turns reclaim on for an
+    already idle process still gives both warnings, each naming a time still to come.
+    """
+    window, first = window_of(alert), moment(alert, "first_warning_at")
+    if first is None:
+        return first_warning(alert, window, now)
+    if not idle_throughout(alert, first - window, now):
+        return start_over(alert, now)
+    ends_at = moment(alert, "ends_at")
+    if ends_at is None and now >= first + window:
+        second_warning(alert, max(first + 2 * window, now + window), now)
+    elif ends_at is not None and now >= ends_at and warnings_delivered(alert):
         request_reclaim(alert, grace_s, now)
+
+
+def first_warning(alert: Alert, window: timedelta, now: datetime) -> None:
+    alert.details["first_warning_at"] = now.isoformat()
+    alert.save(update_fields=["details"])
+    minutes = int((now - idle_since(alert)).total_seconds() // 60)
+    reason = (
+        f"First warning: idle for {minutes} min and its project reclaims idle processes; unless it works, "
+        f"it will be ended no earlier than {clock(now + 2 * window)}."
+    )
+    lifecycle.advance_stage(alert, 1, AlertEventKind.WARNED, reason, now)
+
+
+def second_warning(alert: Alert, ends_at: datetime, now: datetime) -> None:
+    alert.details["ends_at"] = ends_at.isoformat()
+    alert.save(update_fields=["details"])
+    minutes = int((now - idle_since(alert)).total_seconds() // 60)
+    reason = f"Second warning: idle for {minutes} min; it will be ended at {clock(ends_at)}."
+    lifecycle.advance_stage(alert, 2, AlertEventKind.WARNED, reason, now)
+
+
+def start_over(alert: Alert, now: datetime) -> None:
+    """It worked at some point since the first warning (or was not measured): warnings count again from here."""
+    for name in ("first_warning_at", "ends_at"):
+        alert.details.pop(name, None)
+    alert.details["idle_since"] = (now - window_of(alert)).isoformat()
+    alert.stage = 1
+    alert.save(update_fields=["details", "stage"])
+
+
+def warnings_delivered(alert: Alert) -> bool:
+    """Both warnings were handed to the dispatcher (told in-app, queued for email) before anything is ended."""
+    warned = alert.events.filter(kind=AlertEventKind.WARNED, processed__isnull=False)
+    return warned.filter(created__gte=moment(alert, "first_warning_at")).count() >= 2
 
 
 def idle_throughout(alert: Alert, since: datetime, now: datetime) -> bool:
@@ -100,7 +143,7 @@ def request_reclaim(alert: Alert, grace_s: int, now: datetime) -> Reclaim:
         requested_at=now,
     )
     minutes = int((now - idle_since(alert)).total_seconds() // 60)
-    reason = f"Idle for {minutes} min after two warnings: ending pid {d['pid']}."
+    reason = f"Idle for {minutes} min after two warnings: ending pid {d['pid']} now ({clock(now)})."
     lifecycle.advance_stage(alert, 3, AlertEventKind.RECLAIM_REQUESTED, reason, now)
     queue = node_queue(d["node"])
     transaction.on_commit(lambda: send_reclaim(reclaim.pk, queue))
@@ -108,6 +151,4 @@ def request_reclaim(alert: Alert, grace_s: int, now: datetime) -> Reclaim:
 
 
 def send_reclaim(reclaim_pk: int, queue: str) -> None:
-    from monitoring.tasks import reclaim_process
-
     reclaim_process.apply_async(args=[reclaim_pk], queue=queue)

@@ -10,15 +10,18 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from fleet.choices import AlertKind, AlertStatus
+from fleet.localtime import in_local_time
 from monitoring.alerts import lifecycle
-from monitoring.alerts.access import can_act, mine, visible_alerts
+from monitoring.alerts.access import can_act, mine, scope_for, visible_alerts
+from monitoring.alerts.choices import AlertKind, AlertStatus
+from monitoring.alerts.evidence import evidence
 from monitoring.alerts.forms import SnoozeForm
 
 
+@in_local_time
 def listing(request):
     state = request.GET.get("state") if request.GET.get("state") in ("open", "resolved") else "open"
-    scope = "all" if request.GET.get("scope") == "all" and request.user.is_staff else "mine"
+    scope = scope_for(request.user, request.GET.get("scope"))
     kind = request.GET.get("kind") if request.GET.get("kind") in AlertKind.values else ""
     alerts = visible_alerts(request.user)
     if scope == "mine":
@@ -46,6 +49,7 @@ def listing(request):
     return render(request, "monitoring/alerts.html", context)
 
 
+@in_local_time
 def detail(request, pk: int):
     alert = get_object_or_404(visible_alerts(request.user), pk=pk)
     context = {
@@ -54,6 +58,7 @@ def detail(request, pk: int):
         "reclaims": alert.reclaims.all(),
         "notifications": alert_notifications(request.user, alert),
         "can_act": can_act(request.user, alert),
+        "evidence": evidence(alert),
         "snooze_form": SnoozeForm(),
     }
     return render(request, "monitoring/alert.html", context)

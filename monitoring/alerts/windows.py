@@ -49,6 +49,11 @@ def head_slack() -> timedelta:
     return timedelta(seconds=max(5.0, 2.5 * settings.AGENT_INTERVAL_S))
 
 
+def stale_after() -> timedelta:
+    """A GPU whose latest sample is older than this says nothing about now."""
+    return timedelta(seconds=max(60.0, 5 * settings.AGENT_INTERVAL_S))
+
+
 def stats(peak, minutes, head_first, b: dict) -> WindowStats:
     expected = int((b["m1"] - b["m0"]) / MINUTE)
     head_ok = b["start"] == b["m0"] or (head_first is not None and head_first - b["start"] <= head_slack())
@@ -155,3 +160,37 @@ def seen_at(pairs: list[tuple[int, int]], moment: datetime) -> set[tuple[int, in
     with connection.cursor() as cursor:
         cursor.execute(FIRST_SEEN_SQL, params)
         return set(cursor.fetchall())
+
+
+PROCESS_MEMORY_SQL = """
+SELECT p.gpu_id, p.pid, min(p.mem_used_mib), max(p.mem_used_mib), min(p.ts)
+FROM monitoring_processsample p
+JOIN unnest(%(gpus)s::bigint[], %(pids)s::bigint[]) AS c(gpu_id, pid) ON p.gpu_id = c.gpu_id AND p.pid = c.pid
+WHERE p.ts >= %(start)s AND p.ts < %(end)s AND p.mem_used_mib IS NOT NULL
+GROUP BY p.gpu_id, p.pid
+"""
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """The known memory readings of one process over a window (a null reading is unknown and left out)."""
+
+    low: float | None
+    high: float | None
+    first: datetime | None
+
+    def starts_by(self, start: datetime) -> bool:
+        return self.first is not None and self.first - start <= head_slack()
+
+
+def process_memory_windows(
+    pairs: list[tuple[int, int]], start: datetime, end: datetime
+) -> dict[tuple[int, int], MemoryStats]:
+    """Lowest and highest known memory of each (GPU, pid) over [start, end), and its first known reading."""
+    if not pairs:
+        return {}
+    params = {"start": start, "end": end, "gpus": [g for g, _ in pairs], "pids": [p for _, p in pairs]}
+    with connection.cursor() as cursor:
+        cursor.execute(PROCESS_MEMORY_SQL, params)
+        found = {(g, p): MemoryStats(low, high, first) for g, p, low, high, first in cursor.fetchall()}
+    return {pair: found.get(pair, MemoryStats(None, None, None)) for pair in pairs}

@@ -19,6 +19,8 @@ class LineSerializer(serializers.Serializer):
 
 class ForecastSerializer(serializers.Serializer):
     per_day = serializers.DecimalField(max_digits=14, decimal_places=2)
+    recent_per_day = serializers.DecimalField(max_digits=14, decimal_places=2)
+    recent_hours = serializers.IntegerField()
     month_end_total = serializers.DecimalField(max_digits=14, decimal_places=2)
     passes_on = serializers.DateTimeField(allow_null=True)
     already_over = serializers.BooleanField()
@@ -26,7 +28,7 @@ class ForecastSerializer(serializers.Serializer):
     method = serializers.SerializerMethodField()
 
     def get_method(self, obj) -> str:
-        return "constant rate over the month so far"
+        return f"the rate of the last {obj.recent_hours} h, carried to the month's end"
 
 
 class BudgetSerializer(serializers.Serializer):

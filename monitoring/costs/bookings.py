@@ -13,15 +13,19 @@ from django.db import connection
 from django.db.models import F, Sum
 from django.utils import timezone
 
-from fleet.choices import ReservationStatus
 from fleet.models import OsAccount, Reservation
+from fleet.reservations.choices import ReservationStatus
 from monitoring.costs.models import UsageHour
 from monitoring.costs.rates import price, rate_of
 from monitoring.costs.rollup import floor_hour
+from training.models import Run
 
+# The holder's processes (fleet.owners): those of the holder's runs, and those of the holder's OS users
+# that belong to no run.
 USED_SQL = """
 SELECT count(DISTINCT ts) FROM monitoring_processsample
-WHERE gpu_id = %s AND ts >= %s AND ts < %s AND os_user = ANY(%s)
+WHERE gpu_id = %s AND ts >= %s AND ts < %s
+  AND (run_id = ANY(%s) OR (run_id IS NULL AND os_user = ANY(%s)))
 """
 
 
@@ -63,10 +67,16 @@ def os_names(user) -> list[str]:
     return [user.get_username(), *OsAccount.objects.filter(user=user).values_list("username", flat=True)]
 
 
+def run_ids(row: Reservation) -> list[int]:
+    """The holder's runs placed on the booked GPU."""
+    return list(Run.objects.filter(owner_id=row.user_id, gpus=row.gpu_id).values_list("pk", flat=True))
+
+
 def used_seconds(row: Reservation, until: datetime, now: datetime) -> tuple[float, str]:
     if row.start >= now - timedelta(hours=settings.FLEET_RAW_RETENTION_HOURS):
         with connection.cursor() as cursor:
-            cursor.execute(USED_SQL, [row.gpu_id, row.start, until, os_names(row.user)])
+            params = [row.gpu_id, row.start, until, run_ids(row), os_names(row.user)]
+            cursor.execute(USED_SQL, params)
             return cursor.fetchone()[0] * settings.AGENT_INTERVAL_S, "samples"
     hours = UsageHour.objects.filter(
         gpu_id=row.gpu_id, user_id=row.user_id, bucket__gte=floor_hour(row.start), bucket__lt=until

@@ -12,6 +12,9 @@ class UsageHour(models.Model):
     gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="usage_hours")
     bucket = models.DateTimeField(help_text="Start of the hour, UTC.")
     os_user = models.CharField(max_length=64)
+    run_id = models.BigIntegerField(
+        null=True, blank=True, help_text="The run these processes belonged to (the fleet started them), else empty."
+    )
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="usage_hours"
     )
@@ -26,7 +29,11 @@ class UsageHour(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["gpu", "bucket", "os_user"], name="usagehour_one_per_gpu_hour_user")
+            models.UniqueConstraint(
+                fields=["gpu", "bucket", "os_user", "run_id"],
+                name="usagehour_one_per_gpu_hour_user_run",
+                nulls_distinct=False,
+            )
         ]
         indexes = [
             models.Index(fields=["bucket"], name="usagehour_bucket"),
@@ -44,12 +51,17 @@ class UsageMinute(models.Model):
     gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="usage_minutes")
     bucket = models.DateTimeField(help_text="Start of the minute, UTC.")
     os_user = models.CharField(max_length=64)
+    run_id = models.BigIntegerField(null=True, blank=True)
     samples = models.PositiveIntegerField()
     idle_samples = models.PositiveIntegerField()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["gpu", "bucket", "os_user"], name="usageminute_one_per_gpu_minute_user")
+            models.UniqueConstraint(
+                fields=["gpu", "bucket", "os_user", "run_id"],
+                name="usageminute_one_per_gpu_minute_user_run",
+                nulls_distinct=False,
+            )
         ]
         indexes = [models.Index(fields=["bucket"], name="usageminute_bucket")]
 

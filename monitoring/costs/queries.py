@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import Min, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce, TruncDay, TruncMonth
 from django.utils import timezone
 
@@ -93,3 +93,20 @@ def spent_by(start: datetime, end: datetime, field: str) -> dict[int, Decimal]:
     """Spending per user_id or project_id over the range, one query."""
     grouped = usage(start, end).filter(**{f"{field}__isnull": False}).values(field).annotate(money=TOTALS["money"])
     return {row[field]: row["money"] for row in grouped}
+
+
+def recent_by(start: datetime, end: datetime, field: str) -> dict[int, tuple[Decimal, datetime]]:
+    """Per user_id or project_id: spending over the range and the hour it began, one query."""
+    grouped = (
+        usage(start, end)
+        .filter(**{f"{field}__isnull": False})
+        .values(field)
+        .annotate(money=TOTALS["money"], first=Min("bucket"))
+    )
+    return {row[field]: (row["money"], row["first"]) for row in grouped}
+
+
+def recent(start: datetime, end: datetime, scope: Q) -> tuple[Decimal, datetime | None]:
+    """Spending over the range and the hour it began (None when nothing was spent)."""
+    found = usage(start, end, scope).aggregate(money=TOTALS["money"], first=Min("bucket"))
+    return found["money"], found["first"]

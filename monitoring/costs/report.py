@@ -11,7 +11,7 @@ from django.utils import timezone
 from fleet.models import Project, UserBudget
 from monitoring.costs import queries
 from monitoring.costs.bookings import BookingCost, booking_costs
-from monitoring.costs.forecast import Forecast, forecast, month_bounds
+from monitoring.costs.forecast import Forecast, forecast, month_bounds, recent_start
 from monitoring.costs.runs import RunCost, run_costs
 
 MONTH = re.compile(r"^(\d{4})-(\d{2})$")
@@ -87,7 +87,8 @@ def budgets_for(user, start: datetime, end: datetime, now: datetime, is_current:
     found = []
     for key, name, amount, scope in scopes:
         spent = queries.spent(start, end, scope)
-        outlook = forecast(spent, amount, now) if is_current else None
+        recent, since = queries.recent(recent_start(now), now, scope) if is_current else (None, None)
+        outlook = forecast(spent, amount, now, recent, since) if is_current else None
         found.append(Budget(key, name, amount, spent, outlook, cumulative(start, end, scope)))
     return found
 
@@ -134,6 +135,7 @@ def chart_data(report: Report) -> dict:
                 "days": [d for d, _ in b.cumulative],
                 "cumulative": [v for _, v in b.cumulative],
                 "month_end_forecast": float(b.forecast.month_end_total) if b.forecast else None,
+                "forecast_label": f"Forecast (rate of the last {b.forecast.recent_hours} h)" if b.forecast else "",
             }
             for b in report.budgets
         ],

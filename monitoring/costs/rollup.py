@@ -1,4 +1,7 @@
-"""Roll process samples up into GPU time per GPU, OS user and hour, priced at the rate in force.
+"""Roll process samples up into GPU time per GPU, OS user (and run) and hour, priced at the rate in force.
+
+A process the fleet started counts for its run's owner, any other for the researcher linked to its OS
+user (fleet.owners, the one definition).
 
 Each process sample stands for one sampling interval of GPU time (the interval the server gives the
 agents); two processes of one user on one GPU at one instant count once. Every run folds the minutes
@@ -9,11 +12,12 @@ sets it in the flush's transaction) and the next run starts there, so each minut
 
 from datetime import datetime, timedelta
 
+from celery import shared_task
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from fleet.owners import owners_by_os_username
+from fleet.owners import ProcessOwners
 from monitoring.alerts.attribution import Attribution
 from monitoring.costs.models import UsageHour, UsageMinute
 from monitoring.costs.rates import price, rates_by_gpu
@@ -32,28 +36,28 @@ MINUTE_RETENTION = timedelta(days=2)
 # GPU's sample of that instant. Scanning the minutes' partitions by time beats walking the (gpu, ts)
 # index: rows lie in time order, so an index walk per GPU reads the heap at random.
 MINUTES_SQL = """
-INSERT INTO monitoring_usageminute (gpu_id, bucket, os_user, samples, idle_samples)
+INSERT INTO monitoring_usageminute (gpu_id, bucket, os_user, run_id, samples, idle_samples)
 WITH instants AS (
-    SELECT p.gpu_id, p.ts, p.os_user, max(p.mem_used_mib) AS memory
+    SELECT p.gpu_id, p.ts, p.os_user, p.run_id, max(p.mem_used_mib) AS memory
     FROM monitoring_processsample p
     WHERE p.ts >= %(start)s AND p.ts < %(end)s
-    GROUP BY p.gpu_id, p.ts, p.os_user
+    GROUP BY p.gpu_id, p.ts, p.os_user, p.run_id
 )
-SELECT i.gpu_id, date_trunc('minute', i.ts, 'UTC'), i.os_user, count(*),
+SELECT i.gpu_id, date_trunc('minute', i.ts, 'UTC'), i.os_user, i.run_id, count(*),
        count(*) FILTER (WHERE g.util_gpu < %(util)s AND i.memory >= %(memory)s)
 FROM instants i
 LEFT JOIN monitoring_gpusample g
        ON g.gpu_id = i.gpu_id AND g.ts = i.ts AND g.ts >= %(start)s AND g.ts < %(end)s
-GROUP BY 1, 2, 3
-ON CONFLICT (gpu_id, bucket, os_user) DO UPDATE
+GROUP BY 1, 2, 3, 4
+ON CONFLICT (gpu_id, bucket, os_user, run_id) DO UPDATE
 SET samples = EXCLUDED.samples, idle_samples = EXCLUDED.idle_samples
 """
 
 HOURS_SQL = """
-SELECT gpu_id, date_trunc('hour', bucket, 'UTC'), os_user, sum(samples), sum(idle_samples)
+SELECT gpu_id, date_trunc('hour', bucket, 'UTC'), os_user, run_id, sum(samples), sum(idle_samples)
 FROM monitoring_usageminute
 WHERE bucket >= %(start)s AND bucket < %(end)s
-GROUP BY 1, 2, 3
+GROUP BY 1, 2, 3, 4
 """
 
 
@@ -96,21 +100,22 @@ def hours_of(start: datetime, end: datetime) -> list[tuple]:
 
 
 def price_hours(rows: list[tuple], now: datetime) -> list[UsageHour]:
-    owners = owners_by_os_username({os_user for _, _, os_user, _, _ in rows})
+    owners = ProcessOwners({"user": os_user, "run": run_id} for _, _, os_user, run_id, _, _ in rows)
     first = min((bucket for _, bucket, *_ in rows), default=now)
-    uses = Attribution({gpu_id for gpu_id, *_ in rows}, {u.id for u in owners.values()}, first, now)
+    uses = Attribution({gpu_id for gpu_id, *_ in rows}, {u.id for u in owners.users()}, first, now)
     rates = rates_by_gpu({gpu_id for gpu_id, *_ in rows})
     interval = settings.AGENT_INTERVAL_S
     usage = []
-    for gpu_id, bucket, os_user, samples, idle in rows:
-        owner = owners.get(os_user)
-        project_id, _ = uses.of(gpu_id, owner.id if owner else None, bucket, bucket + HOUR)
+    for gpu_id, bucket, os_user, run_id, samples, idle in rows:
+        owner = owners.of({"user": os_user, "run": run_id})
+        project_id, _ = uses.of(gpu_id, owner.id if owner else None, bucket, bucket + HOUR, run_id)
         seconds, idle_seconds, rate = samples * interval, idle * interval, rates.get(gpu_id)
         usage.append(
             UsageHour(
                 gpu_id=gpu_id,
                 bucket=bucket,
                 os_user=os_user,
+                run_id=run_id,
                 user=owner,
                 project_id=project_id,
                 gpu_seconds=seconds,
@@ -136,7 +141,7 @@ def rollup_usage(now: datetime | None = None) -> int:
     UsageHour.objects.bulk_create(
         usage,
         update_conflicts=True,
-        unique_fields=["gpu", "bucket", "os_user"],
+        unique_fields=["gpu", "bucket", "os_user", "run_id"],
         update_fields=["user", "project", "gpu_seconds", "idle_seconds", "rate", "cost", "idle_cost"],
     )
     # A capped run that stopped short of where the table was done picks up from there next time.
@@ -145,3 +150,9 @@ def rollup_usage(now: datetime | None = None) -> int:
     state.save()
     UsageMinute.objects.filter(bucket__lt=now - MINUTE_RETENTION).delete()
     return len(usage)
+
+
+@shared_task(name="monitoring.tasks.rollup_usage", ignore_result=True)
+def rollup_usage_task() -> int:
+    """GPU time per GPU, OS user and hour from process samples (beat, every minute)."""
+    return rollup_usage()

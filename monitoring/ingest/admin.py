@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from monitoring.models import AgentSession, NodeStatusChange
+from monitoring.models import AgentSession, NodeStatusChange, SecurityEvent
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -24,4 +24,14 @@ class NodeStatusChangeAdmin(ReadOnlyAdmin):
     list_display = ["created", "node", "old_status", "new_status", "reason"]
     list_filter = ["new_status", "node"]
     search_fields = ["node__hostname", "reason"]
+    date_hierarchy = "created"
+
+
+@admin.register(SecurityEvent)
+class SecurityEventAdmin(ReadOnlyAdmin):
+    """Hellos refused for listing another node's GPU, and GPUs moved between nodes by an admin."""
+
+    list_display = ["created", "node", "kind", "gpu_uuid", "detail"]
+    list_filter = ["kind", "node"]
+    search_fields = ["node__hostname", "gpu_uuid", "detail"]
     date_hierarchy = "created"

@@ -26,9 +26,12 @@ from fleet.websocket import EventLoopDispatch
 from monitoring.ingest import publish
 from monitoring.ingest.batcher import Link, StoreError, batcher
 from monitoring.ingest.hello import Welcome, accept_hello
+from monitoring.ingest.limits import CLOSE_TOO_FAST, limit_for
+from monitoring.ingest.ownership import ForeignGPU, record_foreign_gpus
 from monitoring.ingest.presence import start_sweeper
 from monitoring.ingest.validation import FrameError, check_hello, check_samples, parse
 from monitoring.ingest.writer import Frame, write_one_by_one
+from monitoring.prometheus import server as server_metrics
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +45,7 @@ IN_FLIGHT = 256
 
 # This process's newest connection of each node.
 current: dict[int, "AgentConsumer"] = {}
+server_metrics.agent_connections.set_function(lambda: len(current))
 
 
 def bearer_token(scope: dict) -> str:
@@ -64,14 +68,20 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
         self.acks: asyncio.Queue = asyncio.Queue(maxsize=IN_FLIGHT)
         self.ack_task: asyncio.Task | None = None
         self.ignored_types: set[str] = set()
+        self.stopped = False
         await self.accept()
         if self.node is None:
             await self.close(CLOSE_BAD_TOKEN, "missing or unknown node token")
             return
-        start_sweeper()
+        self.limit = limit_for(
+            self.node.pk, settings.AGENT_MAX_FRAMES_PER_S, settings.AGENT_MAX_BYTES_PER_S, settings.AGENT_LIMIT_BURST_S
+        )
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        if self.node is None:
+        if self.node is None or self.stopped:
+            return
+        if (why := self.limit.over(len(text_data) if text_data is not None else len(bytes_data or b""))) is not None:
+            await self.too_fast(why)
             return
         try:
             frame = parse(text_data, bytes_data, settings.AGENT_MAX_FRAME_BYTES)
@@ -85,10 +95,29 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
                 raise FrameError("bad_payload", "type: a frame type is required")
             else:
                 self.ignore_type(frame["type"])
+        except ForeignGPU as error:
+            await database_sync_to_async(record_foreign_gpus)(self.node.pk, error.uuids)
+            await self.refuse(error)
         except FrameError as error:
-            await self.send_json(error.frame())
-            if self.welcome is None:
-                await self.close(CLOSE_PROTOCOL_VIOLATION, f"hello required first ({error.code})")
+            await self.refuse(error)
+        except Exception:
+            # A fault of ours, met on this sender's frame: it alone hears of it, and the server keeps going.
+            log.exception("could not handle a frame from %s", self.node.hostname)
+            await self.refuse(FrameError("server_error", "the server could not handle this frame"))
+
+    async def too_fast(self, why: str) -> None:
+        """Refused unread (reading is what a flood costs); closed, so the agent replays what was not acked."""
+        self.stopped = True  # read nothing more from this connection
+        log.warning("agent of %s sends %s; closing", self.node.hostname, why)
+        await self.send_json({"type": "error", "code": "rate_limited", "detail": f"this connection sent {why}"})
+        await self.close(CLOSE_TOO_FAST, "rate limited")
+
+    async def refuse(self, error: FrameError) -> None:
+        await self.send_json(error.frame())
+        if error.close_code is not None:
+            await self.close(error.close_code, error.code)
+        elif self.welcome is None:
+            await self.close(CLOSE_PROTOCOL_VIOLATION, f"hello required first ({error.code})")
 
     def ignore_type(self, kind: str) -> None:
         """Frame types of newer agents are ignored (protocol v1), and said once per connection."""
@@ -103,6 +132,7 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
         self.welcome = await database_sync_to_async(accept_hello)(self.node.pk, hello, self.link.connection)
         self.hello = hello
         await self.take_over_node()
+        start_sweeper(lambda: bool(current))
         self.ack_task = asyncio.get_running_loop().create_task(self.send_acks())
         await self.send_json(
             {
@@ -121,7 +151,10 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
         older = current.get(self.node.pk)
         current[self.node.pk] = self
         if older is not None and older is not self:
-            await older.close_as_replaced()
+            try:
+                await older.close_as_replaced()
+            except Exception:  # an older connection that already died has nothing left to close
+                log.warning("the older connection of %s was already gone", self.node.hostname, exc_info=True)
 
     async def close_as_replaced(self) -> None:
         log.info("a newer connection of %s replaces this one", self.node.hostname)
@@ -130,21 +163,29 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
     async def on_samples(self, frame: dict) -> None:
         checked = check_samples(frame, self.welcome.gpus.keys(), time.time())
         samples = [(self.welcome.gpus[sample.uuid], sample) for sample in checked.samples]
+        # A frame whose every sample was refused still goes through, empty: its seq is settled for resume_seq.
         item = Frame(self.node.pk, self.hello.session, self.hello.boot_id, checked.seq, samples, self.link)
         if settings.INGEST_WRITER == "per-sample":
-            await self.store_one_by_one(item)
+            await self.store_one_by_one(item, checked.refused)
             return
-        await self.acks.put((checked.seq, batcher().submit(item)))
+        await self.acks.put((checked.seq, batcher().submit(item), checked.refused, bool(samples)))
 
-    async def store_one_by_one(self, item: Frame) -> None:
+    async def store_one_by_one(self, item: Frame, refused: FrameError | None) -> None:
         """The baseline the benchmark compares with: one transaction per frame, one INSERT per sample."""
         result = await database_sync_to_async(write_one_by_one)(item, timezone.now())
-        await self.send_json({"type": "ack", "seq": item.seq})
+        await self.answer(item.seq, refused, bool(item.samples))
         await publish.gpu_updates(result.gpu_updates)
+
+    async def answer(self, seq: int, refused: FrameError | None, stored_some: bool) -> None:
+        """After the commit: the ack when any sample was stored, then the error naming each refused sample."""
+        if stored_some or refused is None:
+            await self.send(text_data=f'{{"type":"ack","seq":{seq}}}')
+        if refused is not None:
+            await self.send_json(refused.frame())
 
     async def send_acks(self) -> None:
         while True:
-            seq, stored = await self.acks.get()
+            seq, stored, refused, stored_some = await self.acks.get()
             try:
                 await stored
             except StoreError as error:
@@ -153,7 +194,7 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
                     return
                 await self.send_json({"type": "error", "code": "not_stored", "detail": str(error), "seq": seq})
                 continue
-            await self.send(text_data=f'{{"type":"ack","seq":{seq}}}')
+            await self.answer(seq, refused, stored_some)
             if self.link.replaced:
                 await self.close_as_replaced()
                 return

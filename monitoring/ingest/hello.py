@@ -10,6 +10,7 @@ from django.utils import timezone
 from fleet.choices import NodeStatus
 from fleet.gpu_models import model_for_nvml_name
 from fleet.models import GPU, Node
+from monitoring.ingest.ownership import refuse_foreign_gpus
 from monitoring.ingest.validation import INDEX_MAX, FrameError, GPUInfo, Hello
 from monitoring.ingest.writer import GPURef
 from monitoring.models import AgentSession, NodeStatusChange
@@ -35,6 +36,7 @@ def accept_hello(node_id: int, hello: Hello, connection: str = "", now: datetime
         raise FrameError(
             "wrong_node", f"this token belongs to node {node.hostname!r}, but the hello says {hello.hostname!r}"
         )
+    refuse_foreign_gpus(node, {info.uuid for info in hello.gpus})
     came_online = mark_connected(node, hello, now)
     gpus = upsert_gpus(node, hello.gpus)
     resume_seq = resume_after(node, hello, connection, now)
@@ -60,19 +62,22 @@ def mark_connected(node: Node, hello: Hello, now: datetime) -> bool:
 
 
 def resume_after(node: Node, hello: Hello, connection: str, now: datetime) -> int:
-    """The highest seq stored from this agent start; a new start (session or boot) begins again at 0."""
+    """The seq up to which this agent start's frames are all settled; a new start (session or boot) begins at 0."""
     session, created = AgentSession.objects.select_for_update().get_or_create(
         node=node, defaults={"session": hello.session, "boot_id": hello.boot_id, "connected_at": now}
     )
     if not created and (session.session, session.boot_id) != (hello.session, hello.boot_id):
-        session.session, session.boot_id, session.last_seq = hello.session, hello.boot_id, 0
+        session.session, session.boot_id, session.last_seq, session.ahead = hello.session, hello.boot_id, 0, []
     session.connected_at, session.connection = now, connection
     session.save()
     return session.last_seq
 
 
 def upsert_gpus(node: Node, announced: list[GPUInfo]) -> list[GPU]:
-    """Each announced GPU by UUID; a row of this node at that index with an unannounced UUID is updated in place."""
+    """Each announced GPU by UUID; a row of this node at that index with an unannounced UUID is updated in place.
+
+    Every announced UUID is new or this node's own (refuse_foreign_gpus ran first).
+    """
     uuids = {info.uuid for info in announced}
     by_uuid = {gpu.uuid: gpu for gpu in GPU.objects.select_for_update().filter(uuid__in=uuids)}
     on_node = {gpu.index: gpu for gpu in GPU.objects.select_for_update().filter(node=node)}
@@ -112,6 +117,6 @@ def save_gpu(node: Node, info: GPUInfo, gpu: GPU | None, models: dict) -> GPU:
     gpu.model = models[info.name] or (gpu.model if gpu.name == info.name else None)
     gpu.node, gpu.index, gpu.uuid, gpu.name, gpu.mig = node, info.index, info.uuid, info.name, info.mig
     gpu.memory_total_mib, gpu.power_limit_w = info.memory_total_mib, info.power_limit_w
-    gpu.pcie_gen, gpu.pcie_width = info.pcie_gen, info.pcie_width
+    gpu.pcie_gen, gpu.pcie_width, gpu.pci_bus_id = info.pcie_gen, info.pcie_width, info.pci_bus_id
     gpu.save()
     return gpu

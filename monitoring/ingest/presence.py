@@ -4,10 +4,14 @@ The check runs as an asyncio task inside each ingest process every SWEEP_S secon
 node is marked within 3 intervals + SWEEP_S (3.5 s at the default 1 s interval), whatever the
 workers are busy with; Celery beat runs the same check every BACKSTOP_S seconds in case no ingest
 process is up. The flip is a compare-and-set in SQL, so two processes never both report it.
+A process whose agents have all gone keeps checking until they could have been marked, then stops:
+the nodes of other processes are theirs to mark and announce to their live pages.
 """
 
 import asyncio
 import logging
+import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from asgiref.sync import sync_to_async
@@ -62,15 +66,21 @@ def _sweep_once() -> list[str]:
 class Sweeper:
     """The in-process offline check; started by the first agent connection of the process."""
 
-    def __init__(self):
+    def __init__(self, serving: Callable[[], bool]):
+        self._serving = serving
         self._task: asyncio.Task | None = None
 
     def start(self) -> None:
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run(), name="ingest-offline-sweeper")
 
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
     async def _run(self) -> None:
         sweep = sync_to_async(_sweep_once, thread_sensitive=True)
+        unserved_since = None
         while True:
             await asyncio.sleep(SWEEP_S)
             try:
@@ -78,6 +88,13 @@ class Sweeper:
                     await publish.node_status(hostname, NodeStatus.OFFLINE.value)
             except Exception:
                 log.exception("offline check failed; trying again in %s s", SWEEP_S)
+            if self._serving():
+                unserved_since = None
+            elif unserved_since is None:
+                unserved_since = time.monotonic()
+            elif time.monotonic() - unserved_since > silence_limit().total_seconds() + 2 * SWEEP_S:
+                log.info("no agent is connected to this process any more; its offline check stops")
+                return
 
     async def close(self) -> None:
         if self._task is not None:
@@ -88,9 +105,12 @@ class Sweeper:
 _sweepers: dict[asyncio.AbstractEventLoop, Sweeper] = {}
 
 
-def start_sweeper() -> None:
+def start_sweeper(serving: Callable[[], bool]) -> Sweeper:
+    """Check for silent nodes while `serving()` says this process has agents, and a while after."""
     loop = asyncio.get_running_loop()
-    _sweepers.setdefault(loop, Sweeper()).start()
+    sweeper = _sweepers.setdefault(loop, Sweeper(serving))
+    sweeper.start()
+    return sweeper
 
 
 async def close_sweeper() -> None:

@@ -1,4 +1,4 @@
-"""Hand committed telemetry to the live pages (monitoring.live), never on the write path's time.
+"""Hand committed telemetry to the live pages (monitoring.live.fanout), never on the write path's time.
 
 The live fan-out is its own module; until it is installed these calls do nothing.
 """
@@ -11,7 +11,7 @@ log = logging.getLogger(__name__)
 
 def _live():
     try:
-        from monitoring import live
+        from monitoring.live import fanout as live
     except ImportError:
         return None
     return live

@@ -1,25 +1,32 @@
-"""Check agent frames field by field; a bad frame is refused whole with every problem named by its path.
+"""Check agent frames field by field, naming every problem by its path.
+
+A hello is accepted or refused whole. In a samples frame each sample stands alone: the valid ones are
+stored and acked, and one error frame names each refused sample and why.
 
 Only what passes is handed on, normalised: floats for metric columns, ints for counters, clipped strings.
 Unknown keys are ignored, so newer agents keep working.
 """
 
-import json
 import math
+import re
 from dataclasses import dataclass
 
 from django.db import models
 
+from monitoring.agent.jsontext import JsonTextError, loads, text_problem
 from monitoring.agent.metrics import METRICS
 from monitoring.models import GPUSample
 
 MAX_ERRORS_REPORTED = 10
+MAX_REFUSED_LISTED = 256
 MAX_GPUS = 256
 MAX_PROCESSES = 256
 FUTURE_SLACK_S = 300.0
 # The agent buffers an hour of frames at its default interval; older ones cannot be honest replays.
 PAST_LIMIT_S = 3600.0
 PID_MAX = 2**31 - 1
+RUN_ID_MAX = 2**63 - 1
+SEQ_MAX = 2**63 - 1  # PostgreSQL's bigint
 INDEX_MAX = 32767
 TEXT_LIMITS = {"user": 64, "name": 255, "cmdline": 4096}
 PROTOCOL = 1
@@ -28,18 +35,23 @@ INTEGER_COLUMNS = {f.name for f in GPUSample._meta.concrete_fields if isinstance
 
 
 class FrameError(Exception):
-    """A frame we refuse: a protocol error code and a detail naming each bad field."""
+    """A frame we refuse: a protocol error code and a detail naming each bad field (and a close code, if any)."""
 
-    def __init__(self, code: str, detail: str, seq: int | None = None):
+    close_code: int | None = None
+
+    def __init__(self, code: str, detail: str, seq: int | None = None, refused: list[dict] | None = None):
         super().__init__(detail)
         self.code = code
         self.detail = detail
         self.seq = seq
+        self.refused = refused
 
     def frame(self) -> dict:
         error = {"type": "error", "code": self.code, "detail": self.detail}
         if self.seq is not None:
             error["seq"] = self.seq
+        if self.refused is not None:
+            error["refused"] = self.refused
         return error
 
 
@@ -55,8 +67,11 @@ class Sample:
 
 @dataclass(frozen=True)
 class SamplesFrame:
+    """The valid samples of a frame, and the error naming those refused (None when every one passed)."""
+
     seq: int
     samples: list[Sample]
+    refused: FrameError | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,7 @@ class GPUInfo:
     pcie_gen: int | None
     pcie_width: int | None
     mig: bool
+    pci_bus_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -94,25 +110,27 @@ class Problems:
         self.items.append((code, f"{path}: {message}"))
 
     def raise_if_any(self, seq: int | None = None) -> None:
-        if not self.items:
-            return
+        if self.items:
+            raise self.error(seq)
+
+    def error(self, seq: int | None = None, refused: list[dict] | None = None) -> FrameError:
         shown = [text for _, text in self.items[:MAX_ERRORS_REPORTED]]
         more = len(self.items) - len(shown)
         detail = "; ".join(shown) + (f"; and {more} more" if more else "")
-        raise FrameError(self.items[0][0], detail, seq)
+        return FrameError(self.items[0][0], detail, seq, refused)
 
 
 def parse(text: str | None, binary: bytes | None, max_bytes: int) -> dict:
-    """The frame as a dict, or FrameError(too_large / binary / not_json / bad_payload)."""
+    """The frame as a dict, or FrameError(too_large / binary / not_json / too_deep / too_long)."""
     if binary is not None:
         raise FrameError("binary", f"binary frames are not part of the protocol ({len(binary)} bytes); send JSON text")
     size = len(text) if len(text) * 4 <= max_bytes else len(text.encode())
     if size > max_bytes:
         raise FrameError("too_large", f"frame is {size} bytes; the limit is {max_bytes}")
     try:
-        frame = json.loads(text)
-    except ValueError as exc:
-        raise FrameError("not_json", f"frame is not JSON: {exc}") from None
+        frame = loads(text)
+    except JsonTextError as exc:
+        raise FrameError(exc.code, f"frame is {exc.detail}" if exc.code == "not_json" else exc.detail) from None
     if not isinstance(frame, dict):
         raise FrameError("not_json", f"a frame must be a JSON object, not {type(frame).__name__}")
     return frame
@@ -136,20 +154,29 @@ def number_problem(value: object, low: float | None = None, high: float | None =
 
 
 def check_samples(frame: dict, known_gpus: set[str], now: float) -> SamplesFrame:
+    """The frame's valid samples; FrameError only when its seq cannot be read."""
     seq = frame.get("seq")
-    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
-        raise FrameError("bad_payload", "seq: a whole number of at least 0 is required")
+    if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq <= SEQ_MAX:
+        raise FrameError("bad_payload", f"seq: a whole number from 0 to {SEQ_MAX} is required")
     raw_samples = frame.get("samples")
     if not isinstance(raw_samples, list):
-        raise FrameError("bad_payload", "samples: a list is required", seq)
+        return SamplesFrame(seq, [], FrameError("bad_payload", "samples: a list is required", seq))
     problems = Problems()
-    samples = [
-        sample
-        for i, raw in enumerate(raw_samples)
-        if (sample := check_sample(raw, f"samples[{i}]", known_gpus, now, problems)) is not None
-    ]
-    problems.raise_if_any(seq)
-    return SamplesFrame(seq, samples)
+    samples, refused = [], []
+    for i, raw in enumerate(raw_samples):
+        before = len(problems.items)
+        sample = check_sample(raw, f"samples[{i}]", known_gpus, now, problems)
+        if sample is not None:
+            samples.append(sample)
+        elif len(refused) < MAX_REFUSED_LISTED:
+            reasons = [text for _, text in problems.items[before : before + MAX_ERRORS_REPORTED]]
+            refused.append({"sample": i, "gpu": gpu_named(raw), "problems": reasons})
+    return SamplesFrame(seq, samples, problems.error(seq, refused) if problems.items else None)
+
+
+def gpu_named(raw: object) -> str | None:
+    gpu = raw.get("gpu") if isinstance(raw, dict) else None
+    return gpu[:96] if isinstance(gpu, str) else None
 
 
 def check_sample(raw: object, path: str, known_gpus: set[str], now: float, problems: Problems) -> Sample | None:
@@ -236,7 +263,7 @@ def check_process(raw: object, path: str, index: int, now: float, problems: Prob
         elif type(value) is not str:
             problems.add("bad_payload", f"{path}[{index}].{key}", "text or null is required")
             continue
-        process[key] = value[:limit]
+        process[key] = storable_text(value[:limit], f"{path}[{index}].{key}", problems)
     for key, low, high in PROCESS_NUMBERS:
         value = raw.get(key)
         kind = type(value)
@@ -244,6 +271,13 @@ def check_process(raw: object, path: str, index: int, now: float, problems: Prob
             process[key] = None if value is None else float(value)
         else:
             problems.add("bad_payload", f"{path}[{index}].{key}", number_problem(value, low, high) or "out of range")
+    run = raw.get("run")
+    if run is not None:
+        # Only a claim here: monitoring.ingest.claims believes it for a run placed on this GPU, or flags it.
+        if type(run) is not int or not 1 <= run <= RUN_ID_MAX:
+            problems.add("bad_payload", f"{path}[{index}].run", "a run id (whole number of at least 1) or null")
+        else:
+            process["claimed_run"] = run
     started = process.get("started_at")
     if started is not None and started > now + FUTURE_SLACK_S:
         problems.add("bad_ts", f"{path}[{index}].started_at", "in the future")
@@ -258,6 +292,9 @@ def check_hello(frame: dict) -> Hello:
     hostname = frame.get("hostname")
     if not isinstance(hostname, str) or not hostname.strip():
         problems.add("bad_payload", "hostname", "a host name is required")
+        hostname = ""
+    else:
+        hostname = storable_text(hostname, "hostname", problems)
     texts = {key: check_text(frame.get(key), key, problems) for key in TEXT_FIELDS}
     gpus = frame.get("gpus")
     if not isinstance(gpus, list) or len(gpus) > MAX_GPUS:
@@ -272,6 +309,7 @@ def check_hello(frame: dict) -> Hello:
     return Hello(hostname=hostname.strip(), gpus=infos, **texts)
 
 
+PCI_BUS_ID = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]")
 GPU_NUMBER_LIMITS = (
     ("memory_total_mib", 4 * 1024 * 1024),
     ("power_limit_w", 5000),
@@ -287,6 +325,14 @@ def check_text(value: object, path: str, problems: Problems) -> str:
     if not isinstance(value, str) or len(value) > VERSION_LENGTH:
         problems.add("bad_payload", path, f"text of at most {VERSION_LENGTH} characters or null is required")
         return ""
+    return storable_text(value, path, problems)
+
+
+def storable_text(value: str, path: str, problems: Problems) -> str:
+    """value when PostgreSQL can store it; otherwise a bad_text problem naming the field."""
+    if (why := text_problem(value)) is not None:
+        problems.add("bad_text", path, why)
+        return ""
     return value
 
 
@@ -300,8 +346,15 @@ def check_gpu(raw: object, path: str, problems: Problems) -> GPUInfo | None:
         problems.add("bad_payload", f"{path}.index", f"a whole number from 0 to {INDEX_MAX} is required")
     if not isinstance(uuid, str) or not uuid.strip() or len(uuid) > 96:
         problems.add("bad_payload", f"{path}.uuid", "a UUID of at most 96 characters is required")
+    else:
+        storable_text(uuid, f"{path}.uuid", problems)
     if name is not None and not isinstance(name, str):
         problems.add("bad_payload", f"{path}.name", "text or null is required")
+    elif name is not None:
+        storable_text(name, f"{path}.name", problems)
+    bus_id = raw.get("pci_bus_id")
+    if bus_id is not None and not (isinstance(bus_id, str) and PCI_BUS_ID.fullmatch(bus_id)):
+        problems.add("bad_payload", f"{path}.pci_bus_id", "a PCI address like 00000000:3B:00.0 or null is required")
     numbers = {}
     for key, high in GPU_NUMBER_LIMITS:
         value = raw.get(key)
@@ -319,4 +372,5 @@ def check_gpu(raw: object, path: str, problems: Problems) -> GPUInfo | None:
         pcie_gen=None if numbers["pcie_gen"] is None else int(numbers["pcie_gen"]),
         pcie_width=None if numbers["pcie_width"] is None else int(numbers["pcie_width"]),
         mig=raw.get("mig") is True,
+        pci_bus_id=bus_id or "",
     )

@@ -17,7 +17,9 @@ import psycopg
 from django.db import connection, models, transaction
 
 from fleet.choices import NodeStatus
-from monitoring.agent.metrics import METRIC_KEYS
+from monitoring.agent.metrics import METRIC_KEYS, SLOW_KEYS
+from monitoring.ingest.claims import check_claims
+from monitoring.ingest.resume import advance
 from monitoring.ingest.validation import Sample
 from monitoring.models import GPUSample
 from monitoring.storage.partitions import PARTITIONS
@@ -49,6 +51,7 @@ PROCESS_COLUMNS = (
     ("mem", "float8"),
     ("sm", "float8"),
     ("started", "float8"),
+    ("run", "bigint"),
 )
 SAMPLE_COLUMNS = (("g", "bigint"), ("t", "float8"), *((f"m_{key}", SQL_TYPES[key]) for key in METRIC_KEYS))
 
@@ -86,24 +89,33 @@ INSERT_FROM_STAGES = f"""
         RETURNING gpu_id, ts
     )
     INSERT INTO monitoring_processsample
-        (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at)
-    SELECT p.g, new.ts, p.pid, p.os_user, p.name, p.cmdline, p.mem, p.sm, to_timestamp(p.started)
+        (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at, run_id)
+    SELECT p.g, new.ts, p.pid, p.os_user, p.name, p.cmdline, p.mem, p.sm, to_timestamp(p.started), p.run
     FROM ingest_stage_processsample AS p JOIN new ON new.gpu_id = p.g AND new.ts = to_timestamp(p.t)
 """
 INSERT_PROCESSES = """
     INSERT INTO monitoring_processsample
-        (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at)
-    SELECT g, to_timestamp(t), pid, os_user, name, cmdline, mem, sm, to_timestamp(started)
+        (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at, run_id)
+    SELECT g, to_timestamp(t), pid, os_user, name, cmdline, mem, sm, to_timestamp(started), run
     FROM unnest(%b::bigint[], %b::float8[], %b::int[], %b::text[], %b::text[], %b::text[],
-                %b::float8[], %b::float8[], %b::float8[]) AS v(g, t, pid, os_user, name, cmdline, mem, sm, started)
+                %b::float8[], %b::float8[], %b::float8[], %b::bigint[])
+         AS v(g, t, pid, os_user, name, cmdline, mem, sm, started, run)
     ON CONFLICT (gpu_id, ts, pid) DO NOTHING
 """
+
+
+def latest_value(key: str, new: str, table: str = "gpu") -> str:
+    """A slow field missing from a sample (metrics.SLOW_KEYS) keeps the GPU's latest value."""
+    return f"COALESCE({new}, {table}.{key})" if key in SLOW_KEYS else new
+
+
+SLOW_RETURNED = "".join(f", gpu.{key}" for key in SLOW_KEYS)
 UPDATE_LATEST = f"""
     UPDATE fleet_gpu AS gpu SET last_sample_at = to_timestamp(v.t), processes = v.processes::jsonb,
-        {", ".join(f"{key} = v.m_{key}" for key in METRIC_KEYS)}
+        {", ".join(f"{key} = {latest_value(key, f'v.m_{key}')}" for key in METRIC_KEYS)}
     FROM unnest(%b::bigint[], %b::float8[], %b::text[], {METRIC_ARRAYS}) AS v(g, t, processes, {METRIC_ALIASES})
     WHERE gpu.id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
-    RETURNING gpu.id
+    RETURNING gpu.id{SLOW_RETURNED}
 """
 MARK_SEEN = "UPDATE fleet_node SET last_seen = %s WHERE id = ANY(%s)"
 MARK_ONLINE = """
@@ -115,12 +127,17 @@ MARK_ONLINE = """
     )
     SELECT hostname FROM flipped
 """
-ADVANCE_SESSIONS = """
-    UPDATE monitoring_agentsession AS s SET last_seq = greatest(s.last_seq, v.seq)
-    FROM unnest(%b::bigint[], %b::text[], %b::text[], %b::bigint[]) AS v(node, session, boot_id, seq)
-    WHERE s.node_id = v.node AND s.session = v.session AND s.boot_id = v.boot_id
+# The sessions of the flush's nodes, locked in one order; their seq watermark moves in Python (resume.py).
+LOCK_SESSIONS = """
+    SELECT node_id, session, boot_id, last_seq, ahead, connection FROM monitoring_agentsession
+    WHERE node_id = ANY(%s) ORDER BY node_id FOR UPDATE
 """
-CURRENT_CONNECTIONS = "SELECT node_id, connection FROM monitoring_agentsession WHERE node_id = ANY(%s)"
+ADVANCE_SESSIONS = """
+    UPDATE monitoring_agentsession AS s SET last_seq = v.last_seq,
+        ahead = ARRAY(SELECT jsonb_array_elements_text(v.ahead::jsonb)::bigint)
+    FROM unnest(%b::bigint[], %b::bigint[], %b::text[]) AS v(node, last_seq, ahead)
+    WHERE s.node_id = v.node
+"""
 # The minute rollup and the usage rollup (monitoring/costs/rollup.py) both fold raw samples once.
 NOTE_LATE = """
     UPDATE monitoring_rollupprogress SET late_since = least(coalesce(late_since, %s), %s)
@@ -167,6 +184,7 @@ def write_frames(frames: list[Frame], now: datetime, method: str = "copy") -> Fl
     if method == "copy":
         prepare_stages()
     with transaction.atomic(), bound_cursor() as cursor:
+        check_claims(samples)
         if method == "copy":
             copy_rows(cursor, SAMPLE_STAGE, sample_rows(samples))
             copy_rows(cursor, PROCESS_STAGE, process_rows(samples))
@@ -179,11 +197,9 @@ def write_frames(frames: list[Frame], now: datetime, method: str = "copy") -> Fl
         node_ids = sorted({frame.node_id for frame in frames})
         cursor.execute(MARK_SEEN, [now, node_ids])
         online = mark_online(cursor, node_ids, now)
-        advance_sessions(cursor, frames)
+        connections = advance_sessions(cursor, frames, node_ids)
         note_late(cursor, samples, now)
-        cursor.execute(CURRENT_CONNECTIONS, [node_ids])
-        connections = dict(cursor.fetchall())
-    return FlushResult([update_dict(ref, sample) for ref, sample in updated], online, len(samples), connections)
+    return FlushResult([update_dict(*moved) for moved in updated], online, len(samples), connections)
 
 
 def bound_cursor() -> psycopg.Cursor:
@@ -216,7 +232,15 @@ def process_rows(samples: list[tuple[GPURef, Sample]]) -> list[tuple]:
             key = (ref.id, sample.ts, p["pid"])
             if key not in seen:
                 seen.add(key)
-                details = (p["user"], p["name"], p["cmdline"], p["mem_used_mib"], p["sm_util"], p["started_at"])
+                details = (
+                    p["user"],
+                    p["name"],
+                    p["cmdline"],
+                    p["mem_used_mib"],
+                    p["sm_util"],
+                    p["started_at"],
+                    p.get("run"),
+                )
                 rows.append((*key, *details))
     return rows
 
@@ -267,15 +291,15 @@ def latest_per_gpu(samples: list[tuple[GPURef, Sample]]) -> dict[int, tuple[GPUR
     return latest
 
 
-def update_latest(cursor, latest: dict[int, tuple[GPURef, Sample]]) -> list[tuple[GPURef, Sample]]:
-    """Move each GPU's latest state forward; returns the GPUs whose state moved."""
+def update_latest(cursor, latest: dict[int, tuple[GPURef, Sample]]) -> list[tuple[GPURef, Sample, dict]]:
+    """Move each GPU's latest state forward; returns the GPUs whose state moved, with their slow fields now."""
     if not latest:
         return []
     pairs = [latest[gpu_id] for gpu_id in sorted(latest)]  # one lock order for every flush
     rows = [(ref.id, sample.ts, json.dumps(sample.processes), *sample.values) for ref, sample in pairs]
     cursor.execute(UPDATE_LATEST, [list(column) for column in zip(*rows, strict=True)])
-    moved = {row[0] for row in cursor.fetchall()}
-    return [pair for pair in pairs if pair[0].id in moved]
+    kept = {row[0]: dict(zip(SLOW_KEYS, row[1:], strict=True)) for row in cursor.fetchall()}
+    return [(ref, sample, kept[ref.id]) for ref, sample in pairs if ref.id in kept]
 
 
 def mark_online(cursor, node_ids: list[int], now: datetime) -> list[str]:
@@ -284,13 +308,23 @@ def mark_online(cursor, node_ids: list[int], now: datetime) -> list[str]:
     return [row[0] for row in cursor.fetchall()]
 
 
-def advance_sessions(cursor, frames: list[Frame]) -> None:
-    highest: dict[tuple[int, str, str], int] = {}
+def advance_sessions(cursor, frames: list[Frame], node_ids: list[int]) -> dict[int, str]:
+    """Move each session's watermark over the seqs this flush settles; returns each node's newest connection."""
+    cursor.execute(LOCK_SESSIONS, [node_ids])
+    rows = cursor.fetchall()
+    seqs: dict[tuple[int, str, str], list[int]] = {}
     for frame in frames:
-        key = (frame.node_id, frame.session, frame.boot_id)
-        highest[key] = max(highest.get(key, 0), frame.seq)
-    columns = [list(column) for column in zip(*((*key, seq) for key, seq in highest.items()), strict=True)]
-    cursor.execute(ADVANCE_SESSIONS, columns)
+        seqs.setdefault((frame.node_id, frame.session, frame.boot_id), []).append(frame.seq)
+    moved = []
+    for node_id, session, boot_id, last_seq, ahead, _ in rows:
+        settled = seqs.get((node_id, session, boot_id))
+        if settled:
+            watermark = advance(last_seq, ahead, settled)
+            if watermark != (last_seq, ahead):
+                moved.append((node_id, watermark[0], json.dumps(watermark[1])))
+    if moved:
+        cursor.execute(ADVANCE_SESSIONS, columns_of(moved))
+    return {row[0]: row[5] for row in rows}
 
 
 def note_late(cursor, samples: list[tuple[GPURef, Sample]], now: datetime) -> None:
@@ -303,10 +337,11 @@ def note_late(cursor, samples: list[tuple[GPURef, Sample]], now: datetime) -> No
         cursor.execute(NOTE_LATE, [when, when, when])
 
 
-def update_dict(ref: GPURef, sample: Sample) -> dict:
-    """The live pages' view of one GPU after a flush (monitoring.live.apublish_gpu_updates)."""
+def update_dict(ref: GPURef, sample: Sample, slow: dict) -> dict:
+    """The live pages' view of one GPU after a flush (monitoring.live.fanout.apublish_gpu_updates)."""
     update = {"uuid": ref.uuid, "node": ref.hostname, "index": ref.index, "ts": sample.ts}
     update.update(zip(METRIC_KEYS, sample.values, strict=True))
+    update.update(slow)
     update["memory_total_mib"] = ref.memory_total_mib
     update["processes"] = sample.processes
     return update
@@ -319,14 +354,15 @@ INSERT_ONE = f"""
 """
 INSERT_PROCESS_ONE = """
     INSERT INTO monitoring_processsample
-        (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at)
-    VALUES (%s, to_timestamp(%s), %s, %s, %s, %s, %s, %s, to_timestamp(%s))
+        (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at, run_id)
+    VALUES (%s, to_timestamp(%s), %s, %s, %s, %s, %s, %s, to_timestamp(%s), %s)
     ON CONFLICT (gpu_id, ts, pid) DO NOTHING
 """
 UPDATE_ONE = f"""
-    UPDATE fleet_gpu SET last_sample_at = to_timestamp(%s), processes = %s::jsonb,
-        {", ".join(f"{key} = %s" for key in METRIC_KEYS)}
+    UPDATE fleet_gpu AS gpu SET last_sample_at = to_timestamp(%s), processes = %s::jsonb,
+        {", ".join(f"{key} = {latest_value(key, '%s')}" for key in METRIC_KEYS)}
     WHERE id = %s AND (last_sample_at IS NULL OR last_sample_at < to_timestamp(%s))
+    RETURNING gpu.id{SLOW_RETURNED}
 """
 
 
@@ -335,16 +371,17 @@ def write_one_by_one(frame: Frame, now: datetime) -> FlushResult:
     PARTITIONS.ensure(days_of(frame.samples))
     moved = []
     with transaction.atomic(), connection.cursor() as cursor:
+        check_claims(frame.samples)
         for ref, sample in frame.samples:
             cursor.execute(INSERT_ONE, [ref.id, sample.ts, *sample.values])
             for p in sample.processes or ():
                 process = [p["pid"], p["user"], p["name"], p["cmdline"], p["mem_used_mib"], p["sm_util"]]
-                cursor.execute(INSERT_PROCESS_ONE, [ref.id, sample.ts, *process, p["started_at"]])
+                cursor.execute(INSERT_PROCESS_ONE, [ref.id, sample.ts, *process, p["started_at"], p.get("run")])
             latest = [sample.ts, json.dumps(sample.processes), *sample.values, ref.id, sample.ts]
             cursor.execute(UPDATE_ONE, latest)
-            if cursor.rowcount:
-                moved.append((ref, sample))
+            if (row := cursor.fetchone()) is not None:
+                moved.append((ref, sample, dict(zip(SLOW_KEYS, row[1:], strict=True))))
         cursor.execute(MARK_SEEN, [now, [frame.node_id]])
         online = mark_online(cursor, [frame.node_id], now)
-        advance_sessions(cursor, [frame])
-    return FlushResult([update_dict(ref, sample) for ref, sample in moved], online, len(frame.samples))
+        advance_sessions(cursor, [frame], [frame.node_id])
+    return FlushResult([update_dict(*each) for each in moved], online, len(frame.samples))

@@ -7,8 +7,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from fleet.choices import TransportKind
-from monitoring.alerts.api import Page
+from monitoring.notify.choices import TransportKind
 from monitoring.notify.dispatch import preferences_of
 from monitoring.notify.live import broadcast_unread, unread_count
 from monitoring.notify.models import Notification, NotificationPreference, Webhook
@@ -29,7 +28,6 @@ class NotificationViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     """Your in-app notifications, newest first, 100 a page."""
 
     serializer_class = NotificationSerializer
-    pagination_class = Page
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
@@ -85,6 +83,7 @@ class WebhookViewSet(viewsets.ModelViewSet):
     """Your webhooks; the signing secret is generated and shown to you."""
 
     serializer_class = WebhookSerializer
+    lookup_value_regex = "[0-9]+"
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # the schema generator has no user

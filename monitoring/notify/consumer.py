@@ -4,8 +4,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
-from fleet.choices import TransportKind
 from fleet.websocket import EventLoopDispatch, JsonTextFrames
+from monitoring.notify.choices import TransportKind
 from monitoring.notify.groups import notifications_group
 from monitoring.notify.live import unread_count
 from monitoring.notify.models import Notification

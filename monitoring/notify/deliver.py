@@ -2,12 +2,13 @@
 
 from dataclasses import dataclass
 
+from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from fleet.choices import NotificationStatus
+from monitoring.notify.choices import NotificationStatus
 from monitoring.notify.models import Notification
-from monitoring.transports import TransportError, transport_for
+from monitoring.notify.transports import TransportError, transport_for
 
 
 @dataclass(frozen=True)
@@ -54,3 +55,12 @@ def failed(note: Notification, exc: TransportError) -> Outcome:
     note.processed = None  # release the claim so the retry can take it
     note.save(update_fields=["processed", "error", "attempts"])
     return Outcome(NotificationStatus.PENDING, retry_in=backoff(note.attempts))
+
+
+@shared_task(name="monitoring.tasks.deliver_notification", bind=True, max_retries=None, ignore_result=True)
+def deliver_notification(self, notification_pk: int) -> str:
+    """Deliver through email or a webhook; transient failures come back with exponential backoff."""
+    outcome = deliver(notification_pk)
+    if outcome.retry_in is not None:
+        raise self.retry(countdown=outcome.retry_in)
+    return outcome.status

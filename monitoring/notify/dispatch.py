@@ -1,11 +1,14 @@
 """Turn alert events into notifications: who hears about it, through which transports, per their preferences."""
 
+from celery import shared_task
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from fleet.choices import AlertEventKind, AlertKind, AlertSeverity, TransportKind
+from monitoring.alerts.choices import AlertEventKind, AlertKind, AlertSeverity
 from monitoring.alerts.models import AlertEvent
+from monitoring.notify.choices import TransportKind
+from monitoring.notify.deliver import deliver, deliver_notification
 from monitoring.notify.models import Notification, NotificationPreference
 
 
@@ -77,9 +80,6 @@ def dispatch_pending(limit: int = 1000) -> int:
 
 
 def start_delivery(notification_pks: list[int]) -> None:
-    from monitoring.notify.deliver import deliver
-    from monitoring.tasks import deliver_notification
-
     inapp = set(
         Notification.objects.filter(pk__in=notification_pks, transport=TransportKind.IN_APP).values_list(
             "pk", flat=True
@@ -92,7 +92,10 @@ def start_delivery(notification_pks: list[int]) -> None:
             deliver_notification.delay(pk)
 
 
-def dispatch_after_commit(event_pk: int) -> None:
-    from monitoring.tasks import dispatch_event as task
+@shared_task(name="monitoring.tasks.dispatch_event", ignore_result=True)
+def dispatch_event_task(event_pk: int) -> int:
+    return len(dispatch_event(event_pk))
 
-    transaction.on_commit(lambda: task.delay(event_pk))
+
+def dispatch_after_commit(event_pk: int) -> None:
+    transaction.on_commit(lambda: dispatch_event_task.delay(event_pk))

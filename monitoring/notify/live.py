@@ -4,7 +4,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
-from fleet.choices import TransportKind
+from monitoring.notify.choices import TransportKind
 from monitoring.notify.groups import notifications_group
 from monitoring.notify.models import Notification
 

@@ -3,12 +3,13 @@
 from django.conf import settings
 from django.urls import reverse
 
-from fleet.choices import AlertEventKind
+from fleet.localtime import when
+from monitoring.alerts.choices import AlertEventKind
 from monitoring.alerts.models import AlertEvent
 
 HEADLINES = {
     AlertEventKind.OPENED: "{title}",
-    AlertEventKind.WARNED: "Second warning: {title}",
+    AlertEventKind.WARNED: "Warning: {title}",
     AlertEventKind.ESCALATED: "Escalated: {title}",
     AlertEventKind.RECLAIMED: "Reclaimed: {title}",
     AlertEventKind.RECLAIM_FAILED: "Reclaim failed: {title}",
@@ -30,16 +31,27 @@ def body(event: AlertEvent) -> str:
     alert = event.alert
     lines = [headline(event), ""]
     if event.kind == AlertEventKind.OPENED:
-        lines.append(alert.message)
+        lines.append(event.reason or alert.message)  # a reopened alert's reason says "Idle again (2nd time …)"
     else:
         lines += [event.reason, "", alert.message]
-    lines += ["", f"Severity: {alert.get_severity_display()}", f"Details: {alert_url(event)}"]
+    lines += [
+        "",
+        f"When: {when(event.created)}",
+        f"Severity: {alert.get_severity_display()}",
+        f"Details: {alert_url(event)}",
+    ]
     return "\n".join(line for line in lines).strip() + "\n"
 
 
+def slack_escape(text: str) -> str:
+    """Slack reads `<…>` as links and mentions (`<!channel>`) and `&` as the start of an entity; these three
+    are escaped, as Slack asks, so a process name is shown as written and pings nobody."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def slack_text(event: AlertEvent) -> str:
-    detail = event.alert.message if event.kind == AlertEventKind.OPENED else event.reason
-    return f"*{headline(event)}*\n{detail}\n<{alert_url(event)}|Open in GPU Fleet>"
+    detail = (event.reason or event.alert.message) if event.kind == AlertEventKind.OPENED else event.reason
+    return f"*{slack_escape(headline(event))}*\n{slack_escape(detail)}\n<{alert_url(event)}|Open in GPU Fleet>"
 
 
 def payload(event: AlertEvent) -> dict:

@@ -1,19 +1,20 @@
 """Notifications of alert events, each person's delivery preferences and their webhooks."""
 
-import secrets
-
 from django.conf import settings
 from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from fleet.choices import AlertSeverity, NotificationStatus, TransportKind
+from monitoring.alerts.choices import AlertSeverity
 from monitoring.alerts.models import AlertEvent
+from monitoring.notify import signing, transports
+from monitoring.notify.choices import NotificationStatus, TransportKind
+from monitoring.notify.targets import validate_public_url
 
 
 def new_webhook_secret() -> str:
-    return secrets.token_urlsafe(32)
+    return signing.new_secret()
 
 
 class Webhook(models.Model):
@@ -23,10 +24,15 @@ class Webhook(models.Model):
     name = models.CharField(max_length=100)
     url = models.URLField(
         max_length=500,
-        validators=[URLValidator(schemes=["http", "https"], message="Enter an http:// or https:// URL.")],
+        validators=[
+            URLValidator(schemes=["http", "https"], message="Enter an http:// or https:// URL."),
+            validate_public_url,
+        ],
     )
     secret = models.CharField(
-        max_length=100, default=new_webhook_secret, help_text="Signs each body (HMAC-SHA256); keep it private."
+        max_length=100,
+        default=new_webhook_secret,
+        help_text="Signs each delivery (Standard Webhooks, HMAC-SHA256); keep it private.",
     )
     active = models.BooleanField(default=True)
     created = models.DateTimeField(default=timezone.now)
@@ -66,7 +72,7 @@ class Notification(models.Model):
 
     event = models.ForeignKey(AlertEvent, on_delete=models.CASCADE, related_name="notifications")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
-    transport = models.CharField(max_length=16, choices=TransportKind.choices)
+    transport = models.CharField(max_length=16, choices=transports.choices)
     webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, null=True, blank=True, related_name="notifications")
     status = models.CharField(max_length=16, choices=NotificationStatus.choices, default=NotificationStatus.PENDING)
     created = models.DateTimeField(default=timezone.now)

@@ -6,13 +6,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from fleet.choices import TransportKind
+from fleet.api.text import whole_number
+from fleet.localtime import in_local_time
+from monitoring.notify.choices import TransportKind
 from monitoring.notify.dispatch import preferences_of
 from monitoring.notify.forms import PreferenceForm, WebhookForm
 from monitoring.notify.live import broadcast_unread
 from monitoring.notify.models import Notification
 
 
+@in_local_time
 def center(request):
     notes = (
         Notification.objects.filter(user=request.user, transport=TransportKind.IN_APP)
@@ -26,9 +29,9 @@ def center(request):
 @require_POST
 def mark_read(request):
     notes = Notification.objects.filter(user=request.user, transport=TransportKind.IN_APP, read_at=None)
-    ids = request.POST.getlist("id")
+    ids = [whole_number(i) for i in request.POST.getlist("id")]
     if ids:
-        if not all(i.isdigit() for i in ids):
+        if None in ids:
             messages.error(request, "Unknown notification.")
             return redirect("monitoring:notifications")
         notes = notes.filter(pk__in=ids)

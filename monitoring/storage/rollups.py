@@ -12,8 +12,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from monitoring.models import GPUMinute, RollupProgress
+from monitoring.models import RollupProgress
 from monitoring.storage import partitions
+from monitoring.storage.columns import ROLLUP_COLUMNS
 
 MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
@@ -22,9 +23,6 @@ SETTLE = timedelta(seconds=5)
 # One run does at most this much, so catching up after downtime is spread over several runs.
 MAX_MINUTE_SPAN = timedelta(hours=24)
 MAX_HOUR_SPAN = timedelta(days=7)
-
-AGGREGATE_NAMES = ("min", "avg", "max", "any")
-ROLLUP_COLUMNS = [f.column for f in GPUMinute._meta.concrete_fields if f.column.rsplit("_", 1)[-1] in AGGREGATE_NAMES]
 
 
 def metric_of(column: str) -> tuple[str, str]:

@@ -66,14 +66,16 @@ def throttle_colour(reason: str) -> str:
     return ThrottleReason(reason).colour
 
 
-@register.filter
-def is_free(gpu: dict) -> bool:
-    """Reporting, idle, without processes and not booked: a GPU someone can take now."""
+@register.simple_tag
+def is_free(gpu: dict, status: str, viewer) -> bool:
+    """Free for the viewer now (fleet/availability.py): online, reporting, nobody else's booking or memory."""
+    me = viewer.get_username() if viewer is not None else ""
+    holder = gpu.get("holder")
     return (
-        gpu.get("ts") is not None
-        and gpu.get("band") == UtilizationBand.IDLE
-        and not gpu.get("processes")
-        and not gpu.get("holder")
+        status == NodeStatus.ONLINE
+        and gpu.get("ts") is not None
+        and not (holder and holder.get("user") != me)
+        and all(name == me for name in gpu.get("in_use_by") or [])
     )
 
 

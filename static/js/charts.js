@@ -68,7 +68,9 @@ class HistoryCharts {
         y: s.series[t.metric].map((v) => (v === null ? null : v * (t.scale || 1))),
         name: t.name,
         type: "scatter",
-        mode: "lines",
+        // A line needs two neighbours: a sample alone (a short range, or between gaps) is drawn as a dot.
+        mode: "lines+markers",
+        marker: { size: isolatedSizes(s.series[t.metric]) },
         line: { width: 1.5 },
         connectgaps: false,
       };
@@ -128,6 +130,8 @@ class HistoryCharts {
         const points = chart.pending.get(i) || { x: [], y: [] };
         points.x.push(new Date(seconds * 1000));
         points.y.push(value === null || value === undefined ? null : value * (t.scale || 1));
+        points.size = points.size || [];
+        points.size.push(0); // a live point follows the last one, so the line reaches it
         chart.pending.set(i, points);
       });
     }
@@ -144,7 +148,11 @@ class HistoryCharts {
     for (const chart of this.charts) {
       if (!chart.pending || !chart.pending.size) continue;
       const indices = [...chart.pending.keys()];
-      const update = { x: indices.map((i) => chart.pending.get(i).x), y: indices.map((i) => chart.pending.get(i).y) };
+      const update = {
+        x: indices.map((i) => chart.pending.get(i).x),
+        y: indices.map((i) => chart.pending.get(i).y),
+        "marker.size": indices.map((i) => chart.pending.get(i).size),
+      };
       chart.pending.clear();
       // The window slides with the newest point; extendTraces redraws with this layout.
       chart.el.layout.xaxis.range = [new Date((this.latest - span) * 1000), new Date(this.latest * 1000)];
@@ -153,6 +161,12 @@ class HistoryCharts {
       chart.el.dataset.points = String(chart.el.data.reduce((sum, trace) => sum + trace.x.length, 0));
     }
   }
+}
+
+// Marker sizes for a series: a dot where a value has no non-null neighbour, nothing elsewhere.
+function isolatedSizes(values) {
+  const present = (i) => i >= 0 && i < values.length && values[i] !== null && values[i] !== undefined;
+  return values.map((_, i) => (present(i) && !present(i - 1) && !present(i + 1) ? 6 : 0));
 }
 
 function initialRange() {

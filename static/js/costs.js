@@ -23,7 +23,7 @@
       { name: "Budget", x: [data.month_start, data.month_end], y: [b.amount, b.amount], mode: "lines", line: { color: "#d43c3c", dash: "dash" } },
     ];
     if (b.month_end_forecast !== null && b.days.length) {
-      traces.push({ name: "Forecast (constant rate)", x: [b.days[b.days.length - 1], data.month_end], y: [spent[spent.length - 1], b.month_end_forecast], mode: "lines", line: { color: "#d98b06", dash: "dot" } });
+      traces.push({ name: b.forecast_label, x: [b.days[b.days.length - 1], data.month_end], y: [spent[spent.length - 1], b.month_end_forecast], mode: "lines", line: { color: "#d98b06", dash: "dot" } });
     }
     Plotly.newPlot(el, traces, Object.assign({}, layout, { showlegend: true, legend: { orientation: "h" }, xaxis: { range: [data.month_start, data.month_end] } }), config);
   }

@@ -5,6 +5,7 @@
   const params = JSON.parse(document.getElementById("workload-params").textContent);
   const defaults = JSON.parse(document.getElementById("workload-defaults").textContent);
   const history = JSON.parse(document.getElementById("history").textContent);
+  const processPerGpu = JSON.parse(document.getElementById("process-per-gpu").textContent);
   const field = (name) => form.elements[name];
 
   function showFields() {
@@ -32,7 +33,7 @@
     const rate = picked.reduce((sum, box) => sum + parseFloat(box.dataset.rate), 0);
     const workload = field("workload").value, strategy = field("strategy").value;
     const nodes = new Set(picked.map((box) => box.dataset.node)).size;
-    const processes = parseInt(field("processes").value, 10) || (strategy === "ddp" ? Math.floor(picked.length / nodes) : 1);
+    const processes = parseInt(field("processes").value, 10) || (processPerGpu[strategy] ? Math.floor(picked.length / nodes) : 1);
     const epochs = parseInt(field("epochs").value, 10) || (defaults[workload] || {}).epochs;
     const perEpoch = history[workload + "|" + strategy + "|" + processes];
     if (perEpoch && epochs) {

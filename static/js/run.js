@@ -86,6 +86,11 @@
     badge.className = "badge " + run.status;
     badge.dataset.status = run.status;
     badge.textContent = run.status_label;
+    const waiting = document.getElementById("waiting");
+    if (waiting && "waiting_for" in run) {
+      waiting.hidden = !run.waiting_for;
+      waiting.textContent = run.waiting_for ? run.waiting_for[0].toUpperCase() + run.waiting_for.slice(1) : "";
+    }
     const error = document.getElementById("error");
     error.hidden = !run.error;
     error.textContent = run.error || "";

@@ -39,7 +39,7 @@ class FleetState {
     return uuids.every((uuid) => this.gpus.has(uuid));
   }
 
-  // The same counts as monitoring/fleet_state.py summarize().
+  // The same counts as monitoring/live/state.py summarize().
   summary() {
     let busy = 0, idle = 0, offline = 0, power = 0;
     const utils = [];
@@ -59,8 +59,16 @@ class FleetState {
 }
 
 const Tiles = {
-  isFree(gpu) {
-    return gpu.ts !== null && gpu.band === "idle" && !(gpu.processes && gpu.processes.length);
+  // Free for the viewer, as fleet/availability.py means it: the node is online, nobody else's booking
+  // holds it now, and nobody else's process holds its memory (the server names those in in_use_by).
+  isFree(gpu, nodeStatus) {
+    const viewer = document.body.dataset.viewer || "";
+    return (
+      nodeStatus === "online" &&
+      gpu.ts !== null &&
+      !(gpu.holder && gpu.holder.user !== viewer) &&
+      (gpu.in_use_by || []).every((name) => name === viewer)
+    );
   },
 
   field(root, name) {
@@ -72,9 +80,9 @@ const Tiles = {
     if (el && el.textContent !== text) el.textContent = text;
   },
 
-  render(tile, gpu) {
+  render(tile, gpu, nodeStatus) {
     tile.className = `tile ${LABELS.bands[gpu.band][1]}`;
-    tile.dataset.free = Tiles.isFree(gpu) ? "1" : "0";
+    tile.dataset.free = Tiles.isFree(gpu, nodeStatus) ? "1" : "0";
     tile.dataset.ts = gpu.ts ?? "";
     Tiles.setText(tile, "util", Fmt.na(gpu.util_gpu, "%"));
     const held = gpu.band === "idle" && gpu.processes && gpu.processes.length;
@@ -94,10 +102,21 @@ const Tiles = {
     const items = processes.slice(0, 3).map((p) => {
       const li = Fmt.el("li");
       li.append(Fmt.el("b", {}, p.owner || p.user || "unknown"), ` ${p.name} · ${Fmt.gib(p.mem_used_mib)} GiB`);
+      li.append(...Tiles.runNote(p));
       return li;
     });
     if (processes.length > 3) items.push(Fmt.el("li", { class: "muted" }, `+${processes.length - 3} more`));
     return items;
+  },
+
+  // A process the fleet started links to its run; a claim the server did not believe is flagged.
+  runNote(p) {
+    if (p.run) return [" · ", Fmt.el("a", { href: `/runs/${p.run}/`, "data-run": String(p.run) }, `run #${p.run}`)];
+    if (p.unverified_run) {
+      const title = "The process names this run, which is not placed on this GPU: not believed.";
+      return [" ", Fmt.el("span", { class: "badge amber", title, "data-unverified-run": String(p.unverified_run) }, `claims run #${p.unverified_run}`)];
+    }
+    return [];
   },
 
   renderNode(section, status) {
@@ -151,6 +170,7 @@ const Tiles = {
     const command = Fmt.el("td");
     const text = p.cmdline || p.name;
     command.append(Fmt.el("code", { class: "cmd", title: p.cmdline }, text.length > 80 ? `${text.slice(0, 79)}…` : text));
+    command.append(...Tiles.runNote(p));
     const memory = p.mem_used_mib === null || p.mem_used_mib === undefined ? Fmt.NA : `${Fmt.gib(p.mem_used_mib)} GiB`;
     tr.append(owner, Fmt.el("td", {}, String(p.pid)), command, Fmt.el("td", {}, memory));
     tr.append(Fmt.el("td", { "data-started": p.started_at ?? "" }, Fmt.runningFor(p.started_at)));
@@ -207,12 +227,16 @@ class LivePage {
 
   draw(gpu) {
     const tile = this.tiles.get(gpu.uuid);
-    if (tile) Tiles.render(tile, gpu);
+    if (tile) Tiles.render(tile, gpu, this.state.nodes.get(gpu.node));
   }
 
   drawNode(hostname, status) {
     const section = document.querySelector(`[data-node="${CSS.escape(hostname)}"]`);
     if (section) Tiles.renderNode(section, status);
+    for (const gpu of this.state.gpus.values()) {
+      const tile = this.tiles.get(gpu.uuid);
+      if (gpu.node === hostname && tile) tile.dataset.free = Tiles.isFree(gpu, status) ? "1" : "0";
+    }
   }
 
   drawTotals() {

@@ -9,6 +9,7 @@ from django.db import connections
 from monitoring.notify.dispatch import dispatch_event
 from tests.conftest import PASSWORD, log_in
 from tests.support.alerts import open_alert
+from tests.support.browser import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -44,7 +45,7 @@ def test_the_badge_counts_up_live_and_the_alert_is_listed(page, asgi_server):
     page.wait_for_selector("#notif-badge[data-live='1']")
 
     notify(alice, "Idle python (pid 5151) on gpu-01 GPU 2")
-    page.wait_for_function("document.querySelector('#notif-badge [data-unread]').textContent === '2'")
+    wait_until(page, "document.querySelector('#notif-badge [data-unread]')?.textContent === '2'")
 
     page.goto(asgi_server.url + "/notifications/")
     page.click("[data-action=read-all]")

@@ -11,10 +11,10 @@ from fleet.models import GPU, GPUModel, Node
 from fleet.nodes import add_node
 from monitoring.models import GPUSample
 from tests.conftest import log_in
-from tests.live.conftest import gpu_update, store_samples
+from tests.monitoring.ingest.agents import gpu_uuid, hello, samples
+from tests.monitoring.live.conftest import gpu_update, store_samples
 from tests.support.live import agent_socket, publish
 from tests.support.processes import ServerProcess, process_environment, wait_for_other_sessions_to_end
-from tests.telemetry.agents import gpu_uuid, hello, samples
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -48,8 +48,8 @@ def gpu(cast, gpu_models):
     )
 
 
-def open_live(page, server, path: str) -> None:
-    log_in(page, server, "alice")
+def open_live(page, server, path: str, user: str = "alice") -> None:
+    log_in(page, server, user)
     page.goto(server.url + path)
     expect(page.locator("[data-live-state]")).to_have_text("live")
 
@@ -89,7 +89,10 @@ def test_a_node_going_offline_greys_its_section_live(page, asgi_server, gpu):
 
 
 def test_the_free_filter_hides_busy_gpus(page, asgi_server, gpu):
-    open_live(page, asgi_server, "/fleet/")
+    # A free GPU's node is online: keep it from looking silent to the server's offline sweep meanwhile.
+    Node.objects.filter(pk=gpu.node_id).update(last_seen=timezone.now() + timedelta(hours=1))
+    # bob watches: the update brings alice's process holding 57.6 GiB (free only for alice herself).
+    open_live(page, asgi_server, "/fleet/", user="bob")
     page.check("input[name=free]")
     expect(page.locator("[data-gpu='GPU-e2e-live']")).to_be_visible()
     publish([gpu_update("GPU-e2e-live", node="gpu-e2e-01", ts=time.time())])

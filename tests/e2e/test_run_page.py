@@ -4,10 +4,11 @@ import re
 
 import pytest
 
-from fleet.choices import RunStatus
 from tests.conftest import log_in
-from tests.runs.conftest import add_node, end_every_run, wait_for
+from tests.support.browser import wait_until
 from tests.support.node_workers import NodeWorker, unique_hostname
+from tests.training.conftest import add_node, end_every_run, wait_for
+from training.choices import RunStatus
 from training.models import Run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -41,7 +42,7 @@ def test_progress_of_a_launched_run_reaches_the_run_page_live(page, asgi_server,
     run = Run.objects.get(name="browser launch")
     assert page.locator("#live-label").inner_text() in ("connecting…", "live")
     page.wait_for_selector("#live-label:text('live')")
-    page.wait_for_function("document.getElementById('chart-loss').data[0].x.length > 0", timeout=120_000)
+    wait_until(page, "(document.getElementById('chart-loss').data || [{x: []}])[0].x.length > 0", timeout_s=120)
     page.wait_for_selector("#status .badge[data-status=succeeded]", timeout=120_000)
 
     run = wait_for(run, RunStatus.SUCCEEDED, timeout_s=10)

@@ -6,8 +6,9 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from fleet.models import GPU, GPUModel, Node, OsAccount, Project
 
 # Endpoints that are public on purpose: the login form, the health probe for load balancers,
-# and endpoints that authenticate with their own tokens (agents, Prometheus, calendar feeds).
-PUBLIC = ("/login/", "/logout/", "/healthz", "/metrics", "/ical/", "/static/")
+# endpoints that authenticate with their own tokens (agents, Prometheus, calendar feeds), and the API's
+# token endpoint, which takes a username and password (rate limited like the login form).
+PUBLIC = ("/login/", "/logout/", "/healthz", "/metrics", "/ical/", "/static/", "/api/token/")
 
 
 def plain_paths(resolver=None, prefix="") -> list[str]:
@@ -28,7 +29,7 @@ def plain_paths(resolver=None, prefix="") -> list[str]:
 
 
 PAGES = [p for p in plain_paths() if not p.startswith(PUBLIC) and not p.startswith("/api/")]
-APIS = [p for p in plain_paths() if p.startswith("/api/")]
+APIS = [p for p in plain_paths() if p.startswith("/api/") and not p.startswith(PUBLIC)]
 
 
 def test_the_site_has_the_navigation_pages():

@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from fleet.choices import ReservationStatus
 from fleet.models import GPU, GPUModel, Node, Reservation
+from fleet.reservations.choices import ReservationStatus
 
 
 @pytest.fixture

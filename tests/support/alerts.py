@@ -6,7 +6,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from django.utils import timezone
 
-from fleet.choices import AlertKind, AlertSeverity
+from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding
 from monitoring.alerts.lifecycle import open_alerts
 from monitoring.alerts.models import Alert

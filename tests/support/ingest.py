@@ -10,7 +10,7 @@ from fleet.models import Project
 from fleet.nodes import add_node
 from monitoring.ingest.batcher import close_batcher
 from monitoring.ingest.presence import close_sweeper
-from tests.telemetry.agents import Agent, reading
+from tests.monitoring.ingest.agents import Agent, reading
 
 HOST = "gpu-ingest-01"
 

@@ -12,7 +12,7 @@ def publish(gpu_updates: list[dict] = (), node_statuses: dict[str, str] | None =
     from channels.db import database_sync_to_async
     from django.db import connections
 
-    from monitoring.live import coalescer
+    from monitoring.live.fanout import coalescer
 
     async def send() -> None:
         pending = coalescer()

@@ -40,7 +40,8 @@ def process_environment(**extra: str) -> dict:
     return env
 
 
-def wait_for_http(url: str, timeout_s: float = 30.0, process: subprocess.Popen | None = None) -> None:
+def wait_for_http(url: str, timeout_s: float = 90.0, process: subprocess.Popen | None = None) -> None:
+    # Generous: a busy two-core machine took 28 s to start the test web server.
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:

@@ -6,8 +6,9 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from fleet.booking import BookingRequest, book
+from fleet.api_tokens import issue
 from fleet.models import GPU, GPUModel, Node
+from fleet.reservations.booking import BookingRequest, book
 
 # node → (GPU model, how many GPUs)
 SMALL_FLEET = {"gpu-a100-01": ("A100 80GB", 4), "gpu-a100-02": ("A100 80GB", 2), "gpu-t4-01": ("T4", 2)}
@@ -42,6 +43,11 @@ def booked(user, gpus, start_h: float, end_h: float, **extra):
     """Book GPUs from `start_h` to `end_h` hours after the next full hour."""
     request = BookingRequest(user=user, gpus=list(gpus), start=at(start_h), end=at(end_h), **extra)
     return book(request)
+
+
+def token_of(user, name: str = "tests") -> str:
+    """A new API token's key for `user`."""
+    return issue(user, name)[1]
 
 
 def api_client(token_key: str) -> APIClient:

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-STRATEGIES = ("single", "ddp", "hogwild")
+from training import strategies
+
+ALL_STRATEGIES = strategies.names()
 
 # Sizes of the training splits, needed by the run form to bound the batch size
-# without loading any data. tests/training checks them against the real splits.
+# without loading any data. tests/training/workloads checks them against the real splits.
 DIGITS_TRAIN_SIZE = 1438
 SYNTHETIC_TRAIN_SIZE = 8192
 
@@ -33,7 +35,7 @@ WORKLOADS: dict[str, Workload] = {
     "digits_cnn": Workload(
         module="training.workloads.digits_cnn",
         description="Small CNN on scikit-learn's 8x8 digits; reports held-out accuracy each epoch.",
-        strategies=STRATEGIES,
+        strategies=ALL_STRATEGIES,
         train_size=DIGITS_TRAIN_SIZE,
         params=TRAINING_PARAMS,
         defaults={"epochs": 30, "batch_size": 32, "lr": 0.002, "optimizer": "adam", "seed": 0},
@@ -41,7 +43,7 @@ WORKLOADS: dict[str, Workload] = {
     "synthetic": Workload(
         module="training.workloads.synthetic",
         description="MLP on generated data, for measuring training throughput.",
-        strategies=STRATEGIES,
+        strategies=ALL_STRATEGIES,
         train_size=SYNTHETIC_TRAIN_SIZE,
         params=TRAINING_PARAMS,
         defaults={"epochs": 10, "batch_size": 64, "lr": 0.001, "optimizer": "adam", "seed": 0},
@@ -55,3 +57,13 @@ WORKLOADS: dict[str, Workload] = {
         defaults={"size": 0, "iterations": 50, "seed": 0},
     ),
 }
+
+# A user script (workload "script") takes the training flags, under the strategies that can start a plain program.
+SCRIPT_SPEC = Workload(
+    module="",
+    description="A user script: python SCRIPT --epochs … --batch-size … --lr … --optimizer … --seed …",
+    strategies=tuple(name for name in ALL_STRATEGIES if strategies.get(name).runs_scripts),
+    train_size=None,
+    params=TRAINING_PARAMS,
+    defaults={"epochs": 10, "batch_size": 32, "lr": 0.001, "optimizer": "adam", "seed": 0},
+)

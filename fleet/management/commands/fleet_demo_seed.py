@@ -3,8 +3,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from fleet.demo_bookings import seed_bookings
-from fleet.demo_data import seed_nodes, seed_users
+from fleet.demo.bookings import seed_bookings
+from fleet.demo.data import seed_nodes, seed_users
 
 
 class Command(BaseCommand):

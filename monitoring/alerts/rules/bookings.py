@@ -10,11 +10,12 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Q, QuerySet
 
-from fleet.choices import AlertKind, AlertSeverity, ReservationEventKind, ReservationStatus
 from fleet.localtime import when
 from fleet.models import Reservation, ReservationEvent
 from fleet.owners import owners_by_os_username
+from fleet.reservations.choices import ReservationEventKind, ReservationStatus
 from monitoring.alerts.attribution import first_projects
+from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
 from monitoring.alerts.policies import PolicyBook
@@ -30,6 +31,7 @@ class BookingIdleRule:
     """A GPU booked right now whose holder runs nothing there while it sits under the idle threshold."""
 
     kind = AlertKind.BOOKING_IDLE
+    escalates = True  # still open after ALERT_ESCALATE_AFTER_H: the admins hear about it
 
     def evaluate(self, now: datetime, open_alerts: list[Alert]) -> RuleResult:
         rows = list(active_now(now).select_related("gpu__node", "user"))
@@ -108,6 +110,7 @@ class SquattingRule:
     """Someone's process on a GPU another researcher booked: one alert for the squatter, one for the holder."""
 
     kind = AlertKind.SQUATTING
+    escalates = True  # still open after ALERT_ESCALATE_AFTER_H: the admins hear about it
 
     def evaluate(self, now: datetime, open_alerts: list[Alert]) -> RuleResult:
         recent = now - timedelta(seconds=settings.ALERT_SQUATTING_STALE_S)

@@ -11,12 +11,12 @@ from decimal import Decimal
 from django.conf import settings
 from django.utils import timezone
 
-from fleet.choices import AlertKind, AlertSeverity
 from fleet.models import Project, UserBudget
+from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
-from monitoring.costs.forecast import forecast, month_bounds
-from monitoring.costs.queries import spent_by
+from monitoring.costs.forecast import forecast, month_bounds, recent_start
+from monitoring.costs.queries import recent_by, spent_by
 
 KIND = AlertKind.BUDGET
 
@@ -30,6 +30,7 @@ class Scope:
     name: str
     budget: Decimal
     spent: Decimal
+    recent: tuple[Decimal, datetime | None]  # spending since forecast.recent_start, and the hour it began
 
     @property
     def used_pct(self) -> float:
@@ -44,12 +45,22 @@ class Scope:
 def scopes(now: datetime) -> list[Scope]:
     start, end = month_bounds(now)
     by_project, by_user = spent_by(start, end, "project_id"), spent_by(start, end, "user_id")
+    since = recent_start(now)
+    recent_project, recent_user = recent_by(since, now, "project_id"), recent_by(since, now, "user_id")
+    zero, nothing = Decimal(0), (Decimal(0), None)
     found = [
-        Scope("project", p.id, p.name, p.monthly_budget, by_project.get(p.id, Decimal(0)))
+        Scope("project", p.id, p.name, p.monthly_budget, by_project.get(p.id, zero), recent_project.get(p.id, nothing))
         for p in Project.objects.filter(monthly_budget__isnull=False)
     ]
     found += [
-        Scope("user", b.user_id, b.user.get_username(), b.monthly_budget, by_user.get(b.user_id, Decimal(0)))
+        Scope(
+            "user",
+            b.user_id,
+            b.user.get_username(),
+            b.monthly_budget,
+            by_user.get(b.user_id, zero),
+            recent_user.get(b.user_id, nothing),
+        )
         for b in UserBudget.objects.select_related("user")
     ]
     return found
@@ -99,7 +110,7 @@ def findings_for(scope: Scope, month: str, seen: set[str], open_keys: set[str], 
 def finding(scope: Scope, month: str, threshold: int, now: datetime) -> Finding:
     who = f"Project {scope.name}" if scope.kind == "project" else scope.name
     whose = "its" if scope.kind == "project" else "their"
-    outlook = forecast(scope.spent, scope.budget, now).sentence()
+    outlook = forecast(scope.spent, scope.budget, now, *scope.recent).sentence()
     pct = "over 100" if scope.used_pct == float("inf") else f"{scope.used_pct:.0f}"
     return Finding(
         key=scope.key(month, threshold),

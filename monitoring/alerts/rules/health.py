@@ -9,9 +9,9 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import connection
 
-from fleet.choices import AlertKind, AlertSeverity
 from fleet.models import GPU
 from monitoring.agent.metrics import CLOCKS_EVENT_REASONS, reasons_names
+from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.rules.idle import stale_after
 
@@ -96,7 +96,8 @@ def throttling(gpu: GPU, stats) -> tuple[Finding | None, str]:
         names = ", ".join(reasons_names(latest))
         message = f"The driver is slowing the clocks: {names}."
         return base(gpu, AlertKind.GPU_THROTTLING, "Throttling", message, AlertSeverity.WARNING, {"reasons": names}), ""
-    if stats and stats[3] is not None and not stats[3] & THROTTLE_MASK:
+    reasons_in_window = stats[2] if stats else None
+    if reasons_in_window is not None and not reasons_in_window & THROTTLE_MASK:
         return None, f"No throttling for {settings.ALERT_HEALTH_WINDOW_S / 60:g} min."
     return None, ""
 

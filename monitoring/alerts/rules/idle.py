@@ -7,17 +7,25 @@ so a data-loader stall shorter than T raises nothing.
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from django.conf import settings
 from django.db.models import Q
 
-from fleet.choices import AlertKind, AlertSeverity
 from fleet.models import GPU
-from fleet.owners import owners_by_os_username
+from fleet.owners import ProcessOwners, believed_run
+from monitoring.alerts import clearing
 from monitoring.alerts.attribution import Attribution
+from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
 from monitoring.alerts.policies import PolicyBook, Thresholds
-from monitoring.alerts.windows import WindowStats, gpu_util_windows, process_sm_windows, seen_at
+from monitoring.alerts.windows import (
+    WindowStats,
+    gpu_util_windows,
+    head_slack,
+    process_memory_windows,
+    process_sm_windows,
+    seen_at,
+    stale_after,
+)
 
 KIND = AlertKind.IDLE_PROCESS
 MOMENT = timedelta(seconds=1)
@@ -54,11 +62,6 @@ class Candidate:
         return memory is not None and memory >= self.limits.min_memory_mib
 
 
-def stale_after() -> timedelta:
-    """A GPU whose latest sample is older than this says nothing about now."""
-    return timedelta(seconds=max(60.0, 5 * settings.AGENT_INTERVAL_S))
-
-
 def load_gpus(open_alerts: list[Alert]) -> list[GPU]:
     open_gpu_ids = {a.gpu_id for a in open_alerts if a.gpu_id}
     return list(GPU.objects.filter(~Q(processes=[]) | Q(id__in=open_gpu_ids)).select_related("node"))
@@ -67,14 +70,14 @@ def load_gpus(open_alerts: list[Alert]) -> list[GPU]:
 def candidates_of(gpus: list[GPU], now: datetime) -> list[Candidate]:
     fresh = [g for g in gpus if g.last_sample_at and g.last_sample_at >= now - stale_after()]
     processes = [(gpu, p) for gpu in fresh for p in gpu.processes or [] if p.get("pid") is not None]
-    owners = owners_by_os_username({p.get("user") or "" for _, p in processes})
-    uses = Attribution({g.id for g, _ in processes}, {u.id for u in owners.values()}, now - MOMENT, now)
+    owners = ProcessOwners(p for _, p in processes)
+    uses = Attribution({g.id for g, _ in processes}, {u.id for u in owners.users()}, now - MOMENT, now)
     book = PolicyBook()
     found = []
     for gpu, process in processes:
-        owner = owners.get(process.get("user") or "")
+        owner = owners.of(process)
         owner_id = owner.id if owner else None
-        project_id, run_id = uses.of(gpu.id, owner_id, now - MOMENT, now)
+        project_id, run_id = uses.of(gpu.id, owner_id, now - MOMENT, now, believed_run(process))
         found.append(Candidate(gpu, process, owner_id, project_id, book.for_project(project_id), run_id))
     return found
 
@@ -83,6 +86,7 @@ class IdleProcessRule:
     """Finds idle processes and resolves their alerts when they work again, let go of memory, or exit."""
 
     kind = KIND
+    escalates = True  # still open after ALERT_ESCALATE_AFTER_H: the admins hear about it
 
     def evaluate(self, now: datetime, open_alerts: list[Alert]) -> RuleResult:
         gpus = load_gpus(open_alerts)
@@ -90,24 +94,29 @@ class IdleProcessRule:
         verdicts = judge(candidates, now)
         result = RuleResult()
         for candidate in candidates:
-            if candidate.holds_memory and verdicts.get(candidate.key) is not None:
+            if verdicts.get(candidate.key) is not None:
                 stats, basis = verdicts[candidate.key]
                 result.findings.append(finding(candidate, stats, basis, now))
-        result.resolved = resolutions(open_alerts, gpus, candidates, verdicts, now)
+        result.resolved = clearing.resolutions(open_alerts, gpus, {c.key: c for c in candidates}, now)
         return result
 
 
 def judge(candidates: list[Candidate], now: datetime) -> dict[str, tuple[WindowStats, str] | None]:
-    """For each process holding memory: (stats, basis) when idle over its window, None when busy.
+    """For each process holding memory: (stats, basis) when idle over its whole window, None when not.
 
-    Processes whose window is not fully measured get no verdict at all.
+    Processes whose window is not measured to its end get no verdict at all.
     """
-    holding = [c for c in candidates if c.holds_memory]
+    holding = [c for c in candidates if c.holds_memory and reports_until(c.gpu, now)]
     verdicts: dict = {}
     for minutes in {c.limits.window_minutes for c in holding}:
         group = [c for c in holding if c.limits.window_minutes == minutes]
         verdicts.update(judge_window(group, now - timedelta(minutes=minutes), now))
     return verdicts
+
+
+def reports_until(gpu: GPU, now: datetime) -> bool:
+    """The GPU's samples reach the end of the window (a GPU that stopped inside it is "no data", not idle)."""
+    return gpu.last_sample_at is not None and now - gpu.last_sample_at <= head_slack()
 
 
 def judge_window(group: list[Candidate], start: datetime, now: datetime) -> dict:
@@ -135,6 +144,17 @@ def judge_window(group: list[Candidate], start: datetime, now: datetime) -> dict
         if verdict is not None and not present:
             continue
         verdicts[c.key] = verdict
+    return held_memory_throughout(group, verdicts, start, now)
+
+
+def held_memory_throughout(group: list[Candidate], verdicts: dict, start: datetime, now: datetime) -> dict:
+    """Idle only if every known memory reading in the window is at least X (a model loaded mid-window is not)."""
+    idle = [c for c in group if verdicts.get(c.key) is not None]
+    memory = process_memory_windows([(c.gpu.id, c.pid) for c in idle], start, now)
+    for c in idle:
+        known = memory[(c.gpu.id, c.pid)]
+        if known.low is None or known.low < c.limits.min_memory_mib:
+            verdicts[c.key] = None
     return verdicts
 
 
@@ -187,20 +207,3 @@ def finding(c: Candidate, stats: WindowStats, basis: str, now: datetime) -> Find
             "run_id": c.run_id,
         },
     )
-
-
-def resolutions(open_alerts, gpus, candidates, verdicts, now) -> dict[str, str]:
-    """Reasons to resolve open idle alerts, only where the latest telemetry shows it."""
-    fresh = {g.id for g in gpus if g.last_sample_at and g.last_sample_at >= now - stale_after()}
-    by_key = {c.key: c for c in candidates}
-    reasons = {}
-    for alert in open_alerts:
-        candidate = by_key.get(alert.key)
-        if candidate is None:
-            if alert.gpu_id in fresh:
-                reasons[alert.key] = "The process exited."
-        elif not candidate.holds_memory:
-            reasons[alert.key] = "The process released its GPU memory."
-        elif alert.key in verdicts and verdicts[alert.key] is None:
-            reasons[alert.key] = "The process is working again."
-    return reasons

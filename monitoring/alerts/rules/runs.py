@@ -8,9 +8,10 @@ from datetime import datetime
 
 from django.conf import settings
 
-from fleet.choices import AlertKind, AlertSeverity, RunStatus
+from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
+from training.choices import RunStatus
 from training.costs import run_cost, run_seconds, seconds_per_epoch
 from training.models import Run
 
@@ -32,6 +33,7 @@ class RunOverdueRule:
     """Tells a run's owner when it runs much longer than runs like it did."""
 
     kind = KIND
+    escalates = True  # still open after ALERT_ESCALATE_AFTER_H: the admins hear about it
 
     def evaluate(self, now: datetime, open_alerts: list[Alert]) -> RuleResult:
         result, medians = RuleResult(), {}

@@ -1,0 +1,136 @@
+"""Blast radius: the ack latency of well-behaved agents alone, then while one node floods garbage, in one run.
+
+    DATABASE_URL=... REDIS_URL=... SECRET_KEY=dev \\
+        python bench/ingest_isolation.py [--agents 8] [--rate 10] [--seconds 20] [--flooders 1]
+
+One server process (uvicorn, COPY writer, the shipped limits). The well-behaved agents of bench/ingest.py
+send frames of 8 GPUs at --rate frames/s each. Phase one measures their ack latency alone; phase two
+measures it again while --flooders node(s) send hostile frames as fast as the connection takes them
+(not JSON, deep nesting, 1 MiB of junk, NUL and lone surrogates, frames whose every sample is refused,
+unknown GPUs), reconnecting at once whenever the server closes them. Reported: p50/p99/max ack latency
+of the good agents in each phase, their difference against the flush interval (INGEST_FLUSH_MS), the
+flood's frames and answers, and that every acked sample is stored.
+"""
+
+import argparse
+import asyncio
+import itertools
+import json
+import statistics
+import time
+import uuid
+
+from django.conf import settings
+from ingest import GPUS, LoadAgent, remove_nodes, start_server, stored_samples  # bench/ is on the path; sets Django up
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from fleet.nodes import add_node
+
+DEEP = "[" * 50_000 + "]" * 50_000
+JUNK = '{"type": "samples", "seq": 1, "samples": [], "pad": "' + "x" * (1024 * 1024 - 100) + '"}'
+
+
+def garbage(flooder: LoadAgent) -> list[str]:
+    bad_samples = json.loads(flooder.template % {"seq": 7, "ts": time.time(), "start": time.time() - 60})
+    for sample in bad_samples["samples"]:
+        sample["util_gpu"] = 1e9
+    nul = json.loads(flooder.template % {"seq": 8, "ts": time.time(), "start": time.time() - 60})
+    nul["samples"][0]["processes"][0]["user"] = "\u0000\ud800"
+    unknown = json.loads(flooder.template % {"seq": 9, "ts": time.time(), "start": time.time() - 60})
+    unknown["samples"][0]["gpu"] = "GPU-not-mine"
+    return ["{not json", DEEP, JUNK, json.dumps(bad_samples), json.dumps(nul), json.dumps(unknown), "[]" * 1000]
+
+
+class Flooder:
+    def __init__(self, agent: LoadAgent):
+        self.agent = agent
+        self.frames = self.answers = self.closes = 0
+
+    async def run(self, url: str, stop: asyncio.Event) -> None:
+        frames = itertools.cycle(garbage(self.agent))
+        while not stop.is_set():
+            try:
+                headers = {"Authorization": f"Bearer {self.agent.token}"}
+                async with connect(url, additional_headers=headers, max_size=None) as ws:
+                    await ws.send(self.agent.hello())
+                    await ws.recv()
+                    reader = asyncio.create_task(self.read(ws))
+                    while not stop.is_set():
+                        await ws.send(next(frames))
+                        self.frames += 1
+                    reader.cancel()
+            except (ConnectionClosed, OSError):
+                self.closes += 1
+                await asyncio.sleep(0.01)
+
+    async def read(self, ws) -> None:
+        async for _ in ws:
+            self.answers += 1
+
+
+async def phase(url: str, agents: list[LoadAgent], flooders: list[Flooder], warmup: float, seconds: float) -> dict:
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(a.run(url, stop)) for a in agents]
+    tasks += [asyncio.create_task(f.run(url, stop)) for f in flooders]
+    await asyncio.sleep(warmup)
+    first = [len(a.latencies) for a in agents]
+    await asyncio.sleep(seconds)
+    latencies = sorted(x for a, n in zip(agents, first, strict=True) for x in a.latencies[n:])
+    stop.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return {
+        "p50": 1000 * statistics.median(latencies),
+        "p99": 1000 * latencies[int(len(latencies) * 0.99)],
+        "max": 1000 * latencies[-1],
+        "acks": len(latencies),
+        "flood_frames": sum(f.frames for f in flooders),
+        "flood_answers": sum(f.answers for f in flooders),
+        "flood_closes": sum(f.closes for f in flooders),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--agents", type=int, default=8)
+    parser.add_argument("--rate", type=float, default=10)
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--warmup", type=float, default=3)
+    parser.add_argument("--flooders", type=int, default=1)
+    parser.add_argument("--logs", default="var/bench")
+    args = parser.parse_args()
+    run = uuid.uuid4().hex[:6]
+    nodes = [add_node(f"iso-{run}-{i:03d}") for i in range(args.agents + args.flooders)]
+    node_ids = [node.pk for node, _ in nodes]
+    from pathlib import Path
+
+    Path(args.logs).mkdir(parents=True, exist_ok=True)
+    process, port = start_server("uvicorn", "copy", Path(args.logs))
+    url = f"ws://127.0.0.1:{port}/ws/agent/"
+    try:
+        good = [LoadAgent(n.hostname, t, 32, args.rate) for n, t in nodes[: args.agents]]
+        alone = asyncio.run(phase(url, good, [], args.warmup, args.seconds))
+        for agent in good:  # a fresh session and seqs for phase two
+            agent.seq, agent.base_ts = 0, time.time() - 900
+        flooders = [Flooder(LoadAgent(n.hostname, t, 32, 0)) for n, t in nodes[args.agents :]]
+        flooded = asyncio.run(phase(url, good, flooders, args.warmup, args.seconds))
+        acked = sum(a.acked for a in good) * GPUS
+        stored = stored_samples([n.pk for n, _ in nodes[: args.agents]])
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+        remove_nodes(node_ids)
+    flush_ms = settings.INGEST_FLUSH_MS
+    print(f"{args.agents} agents x {GPUS} GPUs at {args.rate:g} frames/s, {args.flooders} flooder(s), "
+          f"{args.seconds:g} s per phase, flush interval {flush_ms:g} ms")  # fmt: skip
+    print("phase | ack p50 | ack p99 | max | good acks | flood frames / answers / closes")
+    for name, r in (("alone", alone), ("while flooded", flooded)):
+        print(f"{name} | {r['p50']:.1f} ms | {r['p99']:.1f} ms | {r['max']:.0f} ms | {r['acks']} | "
+              f"{r['flood_frames']} / {r['flood_answers']} / {r['flood_closes']}")  # fmt: skip
+    print(f"p50 {flooded['p50'] / alone['p50']:.2f}x (+{flooded['p50'] - alone['p50']:.1f} ms), "
+          f"p99 {flooded['p99'] / alone['p99']:.2f}x (+{flooded['p99'] - alone['p99']:.1f} ms); "
+          f"stored = acked: {stored} = {acked} {'yes' if stored == acked else 'NO'}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+import sys
+
+from fleet.demo.processes import main
+
+sys.exit(main())

@@ -1,0 +1,31 @@
+"""Slow health fields travel only when they change, or every `every_s` seconds (metrics.SLOW_KEYS).
+
+Remapped rows, retired pages, XID counts and the like stay the same for days; sending them every
+second would make every frame, and the server's work on it, about twice as wide. A sample without
+such a field means "not read at this sample": the server keeps the GPU's latest value of it.
+"""
+
+from __future__ import annotations
+
+from .metrics import BY_KEY, SLOW_KEYS
+
+
+class Cadence:
+    """Remembers what was last sent of each GPU's slow fields, and when."""
+
+    def __init__(self) -> None:
+        self._sent: dict[tuple[str, str], tuple[float, object]] = {}
+
+    def thin(self, frame: dict) -> dict:
+        """Drop, in place, the slow fields of a samples frame that are unchanged and not yet due."""
+        for sample in frame["samples"]:
+            gpu, ts = sample["gpu"], sample["ts"]
+            for key in SLOW_KEYS:
+                if key not in sample:
+                    continue
+                value, last = sample[key], self._sent.get((gpu, key))
+                if last is not None and last[1] == value and ts - last[0] < BY_KEY[key].every_s:
+                    del sample[key]
+                else:
+                    self._sent[(gpu, key)] = (ts, value)
+        return frame

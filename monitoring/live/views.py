@@ -1,0 +1,31 @@
+"""The live fleet pages: the overview, a node and a GPU, drawn from the same payload as /api/fleet/."""
+
+from django.http import Http404
+from django.shortcuts import render
+
+from monitoring.live.charts import RANGES
+from monitoring.live.state import fleet_payload
+
+
+def fleet(request):
+    payload = fleet_payload()
+    gpus = [gpu for node in payload["nodes"] for gpu in node["gpus"]]
+    models = sorted({gpu["model"] or gpu["name"] for gpu in gpus if gpu["model"] or gpu["name"]})
+    return render(request, "fleet/fleet.html", {"fleet": payload, "models": models})
+
+
+def node(request, hostname: str):
+    payload = fleet_payload(hostname=hostname)
+    if not payload["nodes"]:
+        raise Http404(f"No node named {hostname}")
+    context = {"fleet": payload, "node": payload["nodes"][0], "ranges": RANGES}
+    return render(request, "fleet/node.html", context)
+
+
+def gpu(request, uuid: str):
+    payload = fleet_payload(gpu_uuid=uuid)
+    if not payload["nodes"]:
+        raise Http404(f"No GPU {uuid}")
+    node = payload["nodes"][0]
+    context = {"fleet": payload, "node": node, "gpu": node["gpus"][0], "ranges": RANGES}
+    return render(request, "fleet/gpu.html", context)

@@ -1,0 +1,43 @@
+"""Webhooks: a JSON POST with a Slack-compatible `text`, signed the Standard Webhooks way
+(monitoring/notify/signing.py), sent only to addresses monitoring/notify/targets.py allows.
+
+5xx answers, timeouts and refused connections are retried; other 4xx answers, redirects and a refused
+target are not.
+"""
+
+import json
+import time
+import urllib.error
+import urllib.request
+
+from django.conf import settings
+
+from monitoring.notify import signing
+from monitoring.notify.http import OPENER
+from monitoring.notify.messages import payload
+from monitoring.notify.targets import RefusedTarget
+from monitoring.notify.transports.base import Transport, TransportError
+
+
+class WebhookTransport(Transport):
+    def notify(self, alert) -> None:
+        webhook = self.notification.webhook
+        body = json.dumps(payload(self.event)).encode()
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": "GPU-Fleet-Webhook/2",
+            "X-Fleet-Event": str(self.event.id),
+        }
+        headers |= signing.headers(webhook.secret, f"msg_{self.notification.pk}", int(time.time()), body)
+        request = urllib.request.Request(webhook.url, data=body, method="POST", headers=headers)
+        try:
+            with OPENER.open(request, timeout=settings.WEBHOOK_TIMEOUT_S) as response:
+                response.read(1024)
+        except RefusedTarget as exc:
+            raise TransportError(str(exc), permanent=True) from exc
+        except urllib.error.HTTPError as exc:
+            retry = exc.code >= 500 or exc.code in (408, 429)
+            raise TransportError(f"{webhook.url} answered {exc.code} {exc.reason}", permanent=not retry) from exc
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise TransportError(f"{webhook.url} could not be reached: {reason}") from exc

@@ -1,0 +1,42 @@
+"""A request to end one GPU process: who asked, what the process was, and how it ended."""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from fleet.models import GPU, Node
+from monitoring.alerts.choices import ReclaimStatus
+
+
+class ProcessStop(models.Model):
+    """One process a researcher (their own) or an admin (any) asked the node worker to end."""
+
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="process_stops"
+    )
+    node = models.ForeignKey(Node, on_delete=models.SET_NULL, null=True, related_name="process_stops")
+    gpu = models.ForeignKey(GPU, on_delete=models.SET_NULL, null=True, related_name="process_stops")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    os_user = models.CharField(max_length=64, blank=True)
+    pid = models.PositiveIntegerField()
+    cmdline = models.TextField(blank=True)
+    process_started_at = models.DateTimeField(null=True, blank=True)
+    grace_s = models.FloatField(help_text="Seconds between SIGTERM and SIGKILL: the grace of a run's cancel.")
+    status = models.CharField(max_length=16, choices=ReclaimStatus.choices, default=ReclaimStatus.REQUESTED)
+    requested_at = models.DateTimeField(default=timezone.now)
+    signalled_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-requested_at"]
+        indexes = [models.Index(fields=["gpu", "pid", "status"], name="processstop_gpu_pid_status")]
+
+    def __str__(self) -> str:
+        return f"End pid {self.pid} ({self.os_user}) on {self.node}"
+
+    @property
+    def status_colour(self) -> str:
+        return ReclaimStatus(self.status).colour

@@ -1,0 +1,84 @@
+"""Hostile input from one agent ends in an error frame (and a close code where the protocol says so) for that
+agent alone: nothing crashes the consumer, and the node's next connection is welcomed as usual."""
+
+import time
+
+import pytest
+
+from tests.monitoring.ingest.agents import hello, samples
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+async def test_deeply_nested_json_after_the_hello_is_refused_and_the_node_can_reconnect(agents):
+    agent = agents()
+    await agent.start()
+    await agent.send(DEEP)
+    error = await agent.receive()
+    assert error["type"] == "error" and error["code"] == "too_deep", error
+    await agent.send(samples("gpu-01", 1))
+    assert await agent.receive() == {"type": "ack", "seq": 1}
+    await agent.stop()
+    again = agents()
+    welcome = await again.start()
+    assert welcome["resume_seq"] == 1
+
+
+async def test_nesting_just_under_the_interpreters_limit_is_refused_too(agents):
+    agent = agents()
+    await agent.start()
+    await agent.send('{"type": "samples", "seq": 1, "samples": [], "extra": ' + "[" * 40 + "]" * 40 + "}")
+    error = await agent.receive()
+    assert error["code"] == "too_deep" and "deeper than" in error["detail"]
+    await agent.send('{"type": ' + "[" * 900 + "]" * 900 + "}")
+    assert (await agent.receive())["code"] == "too_deep"
+
+
+@pytest.mark.parametrize(
+    ("frame", "field", "code"),
+    [
+        (DEEP, None, "too_deep"),
+        (hello("gpu-01", agent_version="1.0\u0000"), "agent_version", "bad_text"),
+        (hello("gpu-01", session="\ud800"), "session", "bad_text"),
+        ('{"type": "hello", "protocol": 1, "hostname": "gpu-01\\u0000", "gpus": []}', "hostname", "bad_text"),
+        (
+            '{"type": "hello", "protocol": 1, "hostname": "gpu-01", "gpus": [{"index": 0, "uuid": "GPU-\\udc80"}]}',
+            "gpus[0].uuid",
+            "bad_text",
+        ),
+        (
+            '{"type": "hello", "protocol": 1, "hostname": "gpu-01", "gpus": [{"index": 0, "uuid": "GPU-1", '
+            '"name": "H\\u0000"}]}',
+            "gpus[0].name",
+            "bad_text",
+        ),
+    ],
+)
+async def test_a_hello_with_nul_lone_surrogates_or_deep_nesting_gets_an_error_and_close_4400(
+    agents, frame, field, code
+):
+    agent = agents()
+    await agent.connect()
+    await agent.send(frame)
+    error = await agent.receive()
+    assert error["type"] == "error" and error["code"] == code, error
+    if field is not None:
+        assert error["detail"].startswith(f"{field}: ")
+    assert await agent.close_code() == 4400
+    again = agents()
+    assert (await again.start())["type"] == "welcome"
+
+
+async def test_a_connection_that_failed_leaves_nothing_that_blocks_the_next(agents):
+    """Whatever way a connection ends, the node's next one is welcomed (and replaces any that is still open)."""
+    first = agents()
+    await first.start()
+    await first.send(DEEP)
+    await first.receive()
+    second = agents()
+    await second.start()
+    assert await first.close_code() == 4409
+    await second.send(samples("gpu-01", 1, time.time() - 5))
+    assert await second.receive() == {"type": "ack", "seq": 1}

@@ -1,0 +1,95 @@
+"""No run stuck in the queue: a lost message is sent again, a run no worker takes fails with a reason,
+the run page says what a run waits for, and a run is never started twice."""
+
+from datetime import timedelta
+
+import pytest
+import redis
+from django.conf import settings as django_settings
+from django.utils import timezone
+
+from fleet.celery import node_queue
+from tests.support.node_workers import NodeWorker, unique_hostname
+from tests.training.conftest import add_node, end_every_run, gpus_of, start_run, wait_until
+from training.choices import RunStatus
+from training.dispatch import send_share
+from training.models import Run, RunNode, WorkerPresence
+from training.reconcile import reconcile_queued_runs
+from training.waiting import waiting_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def purge(hostname: str) -> None:
+    """What a broker restart without persistence does to a node's queue."""
+    client = redis.Redis.from_url(django_settings.CELERY_BROKER_URL)
+    try:
+        client.delete(node_queue(hostname))
+    finally:
+        client.close()
+
+
+def age(run: Run, seconds: float) -> None:
+    RunNode.objects.filter(run=run).update(sent_at=timezone.now() - timedelta(seconds=seconds))
+
+
+def starts_in_log(worker: NodeWorker, run: Run) -> int:
+    return worker.log_path.read_text(errors="replace").count(f"run {run.pk}: started ")
+
+
+def test_a_run_whose_node_has_no_worker_fails_with_a_reason(cast, gpu_models, settings):
+    settings.RUN_QUEUE_TIMEOUT_S = 60
+    node = add_node(unique_hostname("gpu-a100"))
+    run = start_run(cast["owner"], gpus_of(node, 1))
+    assert waiting_for(run) == f"waiting for the node worker of {node.hostname}, never seen"
+    WorkerPresence.objects.create(node=node, worker="w", seen_at=timezone.now() - timedelta(minutes=4))
+    assert waiting_for(run) == f"waiting for the node worker of {node.hostname}, last seen 4 min ago"
+
+    assert reconcile_queued_runs() == {"resent": [], "failed": []}  # it has not waited long enough
+    age(run, 61)
+    assert reconcile_queued_runs() == {"resent": [], "failed": [run.pk]}
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert f"No node worker took this run within 1 min: the node worker of {node.hostname}, last seen" in run.error
+    assert reconcile_queued_runs() == {"resent": [], "failed": []}  # once
+    purge(node.hostname)
+
+
+def test_lost_messages_are_sent_again_and_every_run_starts_once(cast, gpu_models, settings, tmp_path):
+    settings.RUN_QUEUE_TIMEOUT_S = 1.0
+    hostname = unique_hostname("gpu-reconcile")
+    node = add_node(hostname, gpus=2)
+    runs = [start_run(cast["owner"], [gpu], epochs=500) for gpu in gpus_of(node)]
+    purge(hostname)  # the broker restarted: both messages are gone, the runs are still queued
+    worker = NodeWorker(hostname, tmp_path / "worker.log", concurrency=3)  # a slot left for the extra message
+    try:
+        wait_until(lambda: WorkerPresence.objects.filter(node=node, idle_slots__gt=0).exists(), 60, "presence")
+
+        def settled() -> bool:
+            reconcile_queued_runs()  # what beat does every RUN_RECONCILE_S
+            statuses = {run.pk: Run.objects.get(pk=run.pk).status for run in runs}
+            return all(status in (RunStatus.RUNNING, RunStatus.SUCCEEDED) for status in statuses.values())
+
+        wait_until(settled, 120, "every run running")
+        for run in runs:
+            assert RunNode.objects.get(run=run).sends == 2
+        # A message sent once more while the run runs is taken by the worker and does nothing.
+        send_share(RunNode.objects.select_related("node").get(run=runs[0]))
+        wait_until(lambda: "skipped: the run is no longer waiting" in worker.log_text(), 60, "the extra message")
+        assert [starts_in_log(worker, run) for run in runs] == [1, 1]
+    finally:
+        end_every_run()
+        worker.stop()
+
+
+def test_a_share_waiting_for_busy_gpus_is_not_taken_for_lost(cast, gpu_models, settings):
+    settings.RUN_QUEUE_TIMEOUT_S = 60
+    node = add_node(unique_hostname("gpu-busy"))
+    run = start_run(cast["owner"], gpus_of(node, 1))
+    WorkerPresence.objects.create(node=node, worker="w", seen_at=timezone.now(), idle_slots=1)
+    age(run, 120)
+    RunNode.objects.filter(run=run).update(seen_at=timezone.now())  # its worker retries it: GPUs busy
+    assert reconcile_queued_runs() == {"resent": [], "failed": []}
+    assert waiting_for(run) == f"waiting for its GPUs on {node.hostname} to be free"
+    purge(node.hostname)

@@ -1,0 +1,30 @@
+"""Hogwild: worker processes train one model in shared memory on one device, without locks.
+
+The supervisor that starts and watches the workers is torch code and lives beside the workloads
+(training.workloads.hogwild); this module only builds its command line.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from training.strategies.base import NodeShare, Strategy
+
+SUPERVISOR = "training.workloads.hogwild"
+
+
+class Hogwild(Strategy):
+    name = "hogwild"
+    label = "Hogwild"
+    short = "Hogwild"
+    one_gpu = True
+    shares_device = True
+    runs_scripts = False
+
+    def command(self, share: NodeShare) -> list[str]:
+        return hogwild_argv(share.workload, share.processes, share.args)
+
+
+def hogwild_argv(workload: str, workers: int, script_args: list[str] | None = None) -> list[str]:
+    """The argument list that starts a Hogwild run (never a shell string)."""
+    return [sys.executable, "-m", SUPERVISOR, "--workload", workload, "--workers", str(workers), *(script_args or [])]

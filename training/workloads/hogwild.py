@@ -1,0 +1,264 @@
+"""Hogwild: N worker processes train one model in shared memory without locks.
+
+    python -m training.workloads.hogwild --workload digits_cnn --workers 2 [workload args]
+
+As in PyTorch's examples/mnist_hogwild: the ``spawn`` start method,
+``model.share_memory()``, worker ``rank`` seeded ``seed + rank``. Each worker
+trains on its own shard of every epoch (a DistributedSampler with the run's
+seed), so one epoch is one pass over the training set, as in the other
+strategies. The parent reports all events: aggregate samples/s over the
+workers and held-out accuracy after each epoch, evaluated while the workers
+wait at the epoch boundary. SIGTERM or SIGINT to the parent ends the workers
+too; a worker whose parent has gone stops by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import signal
+import sys
+import time
+from multiprocessing.connection import Connection, wait
+
+import torch
+import torch.multiprocessing as mp
+from torch.utils.data import DistributedSampler, TensorDataset
+
+from training import events
+from training.run_env import RUN_ENV
+from training.strategies.hogwild import SUPERVISOR
+from training.workloads import WORKLOADS, common
+
+WORKER_REPORT_INTERVAL = 0.1  # seconds between a worker's reports to the parent
+WORKER_STOP_TIMEOUT = 5.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return common.guarded(_main, argv)
+
+
+def _main(argv: list[str] | None) -> int:
+    common.install_signal_handlers()
+    parser = argparse.ArgumentParser(prog=f"python -m {SUPERVISOR}", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--workload", required=True, choices=[n for n, w in WORKLOADS.items() if "hogwild" in w.strategies]
+    )
+    parser.add_argument("--workers", type=int, required=True, help="worker processes")
+    ours, rest = parser.parse_known_args(argv)
+    if ours.workers < 1:
+        parser.error("--workers must be at least 1")
+    module = importlib.import_module(WORKLOADS[ours.workload].module)
+    args = common.parse_args(module, rest)
+    return Supervisor(module, args, ours.workers).run()
+
+
+class Supervisor:
+    """The parent: starts the workers, relays their progress, evaluates, reports."""
+
+    def __init__(self, module, args: argparse.Namespace, workers: int) -> None:
+        self.module = module
+        self.args = args
+        self.workers = workers
+        self.threads = args.threads or common.threads_per_process(workers)
+        self.procs: list = []
+        self.conns: list[Connection] = []
+
+    def run(self) -> int:
+        torch.set_num_threads(self.threads)
+        common.seed_everything(self.args.seed)
+        self.device = common.pick_device(0)
+        common.env_event(
+            "hogwild",
+            self.workers,
+            self.device,
+            threads_per_worker=self.threads,
+            **common.hyperparameters(self.module, self.args),
+        )
+        train, self.test = self.module.load_data(self.args)
+        for tensor in train.tensors:
+            tensor.share_memory_()
+        self.model = self.module.build_model(self.args).to(self.device)
+        self.model.share_memory()
+        try:
+            self._start_workers(train)
+            return self._supervise()
+        finally:
+            self._stop_workers()
+
+    def _start_workers(self, train: TensorDataset) -> None:
+        # Spawned workers import torch afresh and inherit this environment.
+        for key, value in RUN_ENV.items():
+            os.environ.setdefault(key, value)
+        ctx = mp.get_context("spawn")
+        for rank in range(self.workers):
+            parent_end, child_end = ctx.Pipe()
+            proc = ctx.Process(
+                target=_worker,
+                args=(rank, self.workers, self.args, self.model, train, child_end),
+                kwargs={"threads": self.threads, "device": str(self.device)},
+                name=f"hogwild-{rank}",
+                daemon=True,
+            )
+            proc.start()
+            child_end.close()
+            self.procs.append(proc)
+            self.conns.append(parent_end)
+
+    def _supervise(self) -> int:
+        self.reporter = common.Reporter(True, 1, self.args.report_interval)
+        self.step = 0
+        self.ended: dict[int, int] = {}  # epoch -> workers that finished it
+        self.rates: dict[int, tuple] = {}  # rank -> (steady, median-step) samples/s
+        self.accuracy = self.test_loss = None
+        self.live = set(range(self.workers))
+        while self.live:
+            ready = set(wait([self.conns[r] for r in self.live] + [self.procs[r].sentinel for r in self.live], 1.0))
+            for rank in sorted(self.live):
+                while rank in self.live and ready & {self.conns[rank], self.procs[rank].sentinel}:
+                    message = self._receive(rank)
+                    if message is None:
+                        break
+                    getattr(self, f"_on_{message[0]}")(rank, *message[1:])
+        return self._finish()
+
+    def _on_step(self, rank, epoch, steps, samples, seconds, loss_sum, first_ts) -> None:
+        if first_ts is not None and self.step == 0:
+            events.emit("first_step", ts=first_ts)
+        self.step += steps
+        # The workers run side by side: their samples over one worker's time.
+        self.reporter.meter.add(samples, seconds / self.workers)
+        self.reporter.loss_sum += loss_sum
+        self.reporter.loss_count += steps
+        if self.reporter.throttle.ready():
+            self.reporter.progress(self.step, epoch)
+
+    def _on_epoch_end(self, rank, epoch) -> None:
+        self.ended[epoch] = self.ended.get(epoch, 0) + 1
+        if self.ended[epoch] < self.workers:
+            return
+        self.accuracy, self.test_loss = common.evaluate(self.model, self.test, self.device)
+        self.reporter.epoch_end(self.step, epoch, self.args.epochs, self.accuracy, self.test_loss)
+        for conn in self.conns:
+            conn.send(("continue",))
+
+    def _on_done(self, rank, steady, median_step) -> None:
+        self.rates[rank] = (steady, median_step)
+        self.live.discard(rank)
+
+    def _finish(self) -> int:
+        for proc in self.procs:
+            proc.join(WORKER_STOP_TIMEOUT)
+        if self.args.save:
+            torch.save(self.model.state_dict(), self.args.save)
+        events.emit(
+            "done",
+            accuracy=self.accuracy,
+            loss=self.test_loss,
+            samples_per_s=sum(steady or 0 for steady, _ in self.rates.values()) or None,
+            median_step_samples_per_s=sum(median or 0 for _, median in self.rates.values()) or None,
+            steps=self.step,
+        )
+        return 0
+
+    def _receive(self, rank: int) -> tuple | None:
+        """The worker's next message; None when it has none waiting. A worker
+        that closed its pipe before saying "done" has died."""
+        conn = self.conns[rank]
+        if not conn.poll():
+            return None
+        try:
+            return conn.recv()
+        except EOFError:
+            self.procs[rank].join(WORKER_STOP_TIMEOUT)
+            raise RuntimeError(f"hogwild worker {rank} exited with code {self.procs[rank].exitcode}") from None
+
+    def _stop_workers(self) -> None:
+        for proc in self.procs:
+            if proc.is_alive():
+                proc.terminate()
+        deadline = time.monotonic() + WORKER_STOP_TIMEOUT
+        for proc in self.procs:
+            proc.join(max(0.0, deadline - time.monotonic()))
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+
+
+def _worker(
+    rank: int,
+    world: int,
+    args: argparse.Namespace,
+    model: torch.nn.Module,
+    train: TensorDataset,
+    conn: Connection,
+    threads: int,
+    device: str,
+) -> None:
+    # The parent owns Ctrl-C and SIGTERM handling and ends the workers itself;
+    # a worker just dies on SIGTERM (the default action).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    torch.set_num_threads(threads)
+    common.seed_everything(args.seed + rank)
+    sampler = DistributedSampler(train, num_replicas=world, rank=rank, shuffle=True, seed=args.seed)
+    trainer = common.Trainer(
+        model,
+        common.build_optimizer(model.parameters(), args),
+        train,
+        args.batch_size,
+        sampler,
+        torch.device(device),
+        args,
+    )
+    meter = common.Throughput()
+    report = _WorkerReport(conn)
+    for epoch in range(1, args.epochs + 1):
+        trainer.train_epoch(epoch, lambda loss, n, s: (meter.add(n, s), report.step(epoch, loss, n, s)))  # noqa: B023
+        report.flush(epoch)
+        conn.send(("epoch_end", epoch))
+        report.wait_for_parent()
+    conn.send(("done", meter.steady(), meter.median_step()))
+    conn.close()
+
+
+class _WorkerReport:
+    """Batches a worker's step counts into a few messages a second."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.watch = common.ParentWatch()
+        self.first_ts: float | None = None
+        self.sent_first = False
+        self.last = time.monotonic()
+        self.steps = self.samples = 0
+        self.seconds = self.loss_sum = 0.0
+
+    def step(self, epoch: int, loss: float, samples: int, seconds: float) -> None:
+        self.watch.check()
+        if self.first_ts is None:
+            self.first_ts = time.time()
+        self.steps += 1
+        self.samples += samples
+        self.seconds += seconds
+        self.loss_sum += loss
+        if not self.sent_first or time.monotonic() - self.last >= WORKER_REPORT_INTERVAL:
+            self.flush(epoch)
+
+    def flush(self, epoch: int) -> None:
+        if self.steps:
+            first = None if self.sent_first else self.first_ts
+            self.conn.send(("step", epoch, self.steps, self.samples, self.seconds, self.loss_sum, first))
+            self.sent_first = True
+        self.last = time.monotonic()
+        self.steps = self.samples = 0
+        self.seconds = self.loss_sum = 0.0
+
+    def wait_for_parent(self) -> None:
+        while not self.conn.poll(1.0):
+            self.watch.check()
+        self.conn.recv()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
