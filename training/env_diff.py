@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from training.commands import rendezvous_id, script_args
 from training.models import Run
+
+# A multi-node run's rendezvous endpoint (host:port, a fresh port each run) follows this flag.
+ENDPOINT_FLAG = "--rdzv-endpoint"
+
+
+def command_shape(run: Run, argv: list) -> str:
+    """The run's command without what makes every run's differ by construction: its hyperparameter flags
+    (compared as hyperparameters), its rendezvous id and port. What remains differs only when the launcher,
+    interpreter, program or strategy flags do."""
+    words = [str(word) for word in argv]
+    flags = script_args(run.hyperparameters)
+    for at in range(len(words) - len(flags) + 1):
+        if flags and words[at : at + len(flags)] == flags:
+            words[at : at + len(flags)] = ["<hyperparameters>"]
+            break
+    words = [word.replace(rendezvous_id(run), "fleet-run-<id>") for word in words]
+    for at, word in enumerate(words[:-1]):
+        if word == ENDPOINT_FLAG:
+            words[at + 1] = re.sub(r":\d+$", ":<port>", words[at + 1])
+    return " ".join(words)
 
 
 def flat_record(run: Run) -> dict[str, Any]:
@@ -13,6 +35,8 @@ def flat_record(run: Run) -> dict[str, Any]:
     for key, value in run.environment.items():
         if key == "packages" and isinstance(value, dict):
             record.update({f"package {name}": version for name, version in value.items()})
+        elif key == "command" and isinstance(value, list):
+            record["command (hyperparameters aside)"] = command_shape(run, value)
         elif key in run.hyperparameters:
             continue  # the workload's report repeats its hyperparameters
         else:

@@ -8,10 +8,12 @@ from pathlib import Path
 
 from django.conf import settings
 
+from fleet.models import GPU
 from training.accounts import Account
 from training.git import git_commit, git_dirty
 from training.models import Run, RunNode
 from training.run_env import run_env
+from training.torch_build import built_cuda, cudnn_wheel
 
 # The fleet's own secrets stay with the node worker: a run's processes never see them.
 WITHHELD = {
@@ -70,16 +72,33 @@ def installed_packages() -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
+def gpu_models(run: Run) -> str | None:
+    """The run's GPUs by model, every node's: "2 × NVIDIA H100 80GB HBM3"; None for a CPU-only run."""
+    counts: dict[str, int] = {}
+    for gpu in GPU.objects.filter(runs=run).select_related("model").order_by("node__hostname", "index"):
+        name = gpu.name or (gpu.model.name if gpu.model else "unknown model")
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(f"{count} × {name}" for name, count in counts.items()) or None
+
+
 def node_record(run: Run, part: RunNode, argv: list[str] | None = None) -> dict:
-    """What the node worker knows before the training process reports: host, versions, packages, code commit."""
+    """What the node worker knows before the training process reports: host, versions, packages, code commit.
+
+    The driver is the one the node's agent last said hello with (None until an agent has reported).
+    """
     code_dir = Path(run.script).parent if run.script else settings.BASE_DIR
+    packages = installed_packages()
+    cuda = built_cuda()
     return {
         "command": list(argv or []),
-        "packages": installed_packages(),
+        "packages": packages,
         "git_dirty": git_dirty(code_dir),
         "python": platform.python_version(),
         "torch": package_version("torch"),
-        "cuda": None,
+        "cuda": cuda,
+        "cudnn": cudnn_wheel(packages) if cuda else None,
+        "driver": part.node.driver_version or None,
+        "gpu_models": gpu_models(run),
         "host": socket.gethostname(),
         "node": part.node.hostname,
         "git_commit": git_commit(code_dir),

@@ -112,7 +112,21 @@ def run_detail(request, pk: int):
     return render(request, "training/run.html", context)
 
 
-ENVIRONMENT_ORDER = ("python", "torch", "cuda", "device", "world_size", "host", "node", "git_commit")
+ENVIRONMENT_ORDER = (
+    "python",
+    "torch",
+    "cuda",
+    "cudnn",
+    "driver",
+    "gpu_models",
+    "device",
+    "world_size",
+    "host",
+    "node",
+    "git_commit",
+    "git_dirty",
+)
+CPU_BUILD = "none (CPU build)"
 
 
 def environment_rows(run: Run) -> list[tuple[str, object]]:
@@ -123,6 +137,11 @@ def environment_rows(run: Run) -> list[tuple[str, object]]:
         record["packages"] = f"{len(record['packages'])} installed (torch {record['packages'].get('torch', 'N/A')})"
     if isinstance(record.get("command"), list):
         record["command"] = " ".join(map(str, record["command"]))
+    if record.get("torch") and "cuda" in record and record["cuda"] is None:
+        # A torch built without CUDA is a CPU build, not a missing fact.
+        record["cuda"] = CPU_BUILD
+        if record.get("cudnn") is None:
+            record["cudnn"] = CPU_BUILD
     first = [(key, record.pop(key)) for key in ENVIRONMENT_ORDER if key in record]
     return first + sorted(record.items())
 

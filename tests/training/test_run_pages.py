@@ -140,3 +140,18 @@ def test_comparing_environments_lists_only_what_differs(client, cast, alice_run)
     other.save()
     section = client.get(f"/runs/compare/?run={alice_run.pk}&run={other.pk}").content.decode()
     assert "package torch" in section and "2.14.0" in section and "package numpy" not in section
+
+
+def test_comparing_commands_sets_aside_hyperparameters_and_rendezvous(cast, alice_run):
+    from training.env_diff import command_shape
+
+    alice_run.hyperparameters = {"epochs": 4, "lr": 0.003}
+    argv = ["python", "-m", "torch.distributed.run", "--rdzv-id", f"fleet-run-{alice_run.pk}"]
+    argv += ["--rdzv-endpoint", "gpu-01:41234", "-m", "training.workloads.digits_cnn", "--epochs", "4", "--lr", "0.003"]
+
+    shape = command_shape(alice_run, argv)
+
+    assert shape == (
+        "python -m torch.distributed.run --rdzv-id fleet-run-<id> --rdzv-endpoint gpu-01:<port> "
+        "-m training.workloads.digits_cnn <hyperparameters>"
+    )

@@ -34,6 +34,7 @@ from torch.utils.data import BatchSampler, DistributedSampler, TensorDataset
 
 from training import events
 from training.git import git_commit
+from training.torch_build import cudnn_text
 from training.workloads import cpu_ddp, parallel
 
 WARMUP_STEPS = 10
@@ -177,12 +178,13 @@ def seed_everything(seed: int) -> None:
 
 
 def env_event(strategy: str, world_size: int, device: torch.device, **extra: Any) -> None:
-    cuda = torch.version.cuda if torch.cuda.is_available() else None
+    """The running torch's facts: the CUDA and cuDNN it was built with (None on a CPU build), whatever the device."""
     events.emit(
         "env",
         python=platform.python_version(),
         torch=torch.__version__,
-        cuda=cuda,
+        cuda=torch.version.cuda,
+        cudnn=cudnn_text(torch.backends.cudnn.version()),
         host=socket.gethostname(),
         git_commit=git_commit(Path(__file__).resolve().parent),
         strategy=strategy,
