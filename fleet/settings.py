@@ -281,6 +281,9 @@ ALERT_EVAL_INTERVAL_S = env_float("ALERT_EVAL_INTERVAL_S", default=30.0, minimum
 ALERT_IDLE_MIN_MEMORY_MIB = env_int("ALERT_IDLE_MIN_MEMORY_MIB", default=1024, minimum=0)
 ALERT_IDLE_MAX_UTIL_PCT = env_percent("ALERT_IDLE_MAX_UTIL_PCT", default=5.0)
 ALERT_IDLE_WINDOW_MIN = env_int("ALERT_IDLE_WINDOW_MIN", default=30, minimum=1)
+# Forgotten, not underused: no sample at or above the work threshold for this many hours before the idle window.
+ALERT_IDLE_FORGOTTEN_H = env_float("ALERT_IDLE_FORGOTTEN_H", default=3.0, minimum=0.0)
+ALERT_IDLE_WORK_PCT = env_percent("ALERT_IDLE_WORK_PCT", default=30.0)
 # Hysteresis: an open alert clears only when its clearing condition held this long (a busy sample clears at once).
 ALERT_RESOLVE_WINDOW_MIN = env_int("ALERT_RESOLVE_WINDOW_MIN", default=5, minimum=1)
 ALERT_RESOLVE_UTIL_MARGIN_PCT = env_float("ALERT_RESOLVE_UTIL_MARGIN_PCT", default=5.0, minimum=0.0)

@@ -96,3 +96,17 @@ RECLAIM_STATUS_COLOURS = {
     ReclaimStatus.MISMATCH: "grey",
     ReclaimStatus.FAILED: "red",
 }
+
+
+class IdleStretchKind(models.TextChoices):
+    """Whose idle stretch: a forgotten process (alerted) or an underused one (reported, never alerted)."""
+
+    FORGOTTEN = "forgotten", "Forgotten"
+    UNDERUSED = "underused", "Underused"
+
+    @property
+    def colour(self) -> str:
+        return IDLE_STRETCH_COLOURS[self]
+
+
+IDLE_STRETCH_COLOURS = {IdleStretchKind.FORGOTTEN: "red", IdleStretchKind.UNDERUSED: "amber"}

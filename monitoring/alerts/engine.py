@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from monitoring.alerts import lifecycle, stages
+from monitoring.alerts import lifecycle, stages, stretches
 from monitoring.alerts.choices import AlertKind, AlertStatus
 from monitoring.alerts.findings import RuleResult
 from monitoring.alerts.models import Alert
@@ -85,6 +85,7 @@ def apply(result: RuleResult, open_alerts: list[Alert], now: datetime, summary: 
     ]
     lifecycle.resolve_alerts(cleared, result.resolved, now)
     stages.advance([a for a in firing if a.kind == AlertKind.IDLE_PROCESS], now)
+    stretches.record(result.idle_stretches, now)
     summary.opened += list(new)
     summary.resolved += [a.key for a in cleared]
 

@@ -23,11 +23,13 @@ class Finding:
 
 @dataclass
 class RuleResult:
-    """Findings (new or still true) and the open alerts to resolve, keyed by alert key, with a reason."""
+    """Findings (new or still true), the open alerts to resolve (alert key → reason), and idle stretches seen."""
 
     findings: list[Finding] = field(default_factory=list)
     resolved: dict[str, str] = field(default_factory=dict)
+    idle_stretches: list = field(default_factory=list)  # monitoring.alerts.stretches.Sighting
 
     def extend(self, other: "RuleResult") -> None:
         self.findings += other.findings
         self.resolved.update(other.resolved)
+        self.idle_stretches += other.idle_stretches

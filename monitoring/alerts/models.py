@@ -7,7 +7,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from fleet.models import GPU, Node, Project
-from monitoring.alerts.choices import AlertEventKind, AlertSeverity, AlertStatus, ReclaimStatus, alert_kinds
+from monitoring.alerts.choices import (
+    AlertEventKind,
+    AlertSeverity,
+    AlertStatus,
+    IdleStretchKind,
+    ReclaimStatus,
+    alert_kinds,
+)
 
 
 class Alert(models.Model):
@@ -157,6 +164,41 @@ class IdlePolicy(models.Model):
 
     def __str__(self) -> str:
         return f"Idle policy of {self.project}"
+
+
+class IdleStretch(models.Model):
+    """A process idle over at least its whole window, from the window's start to the last evaluation that saw it."""
+
+    key = models.CharField(max_length=200, help_text="The idle-process condition's key (GPU, pid, start time).")
+    kind = models.CharField(max_length=16, choices=IdleStretchKind.choices)
+    gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="idle_stretches")
+    pid = models.PositiveIntegerField()
+    os_user = models.CharField(max_length=64, blank=True)
+    name = models.CharField(max_length=200, blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="idle_stretches"
+    )
+    project = models.ForeignKey(
+        Project, on_delete=models.SET_NULL, null=True, blank=True, related_name="idle_stretches"
+    )
+    began = models.DateTimeField()
+    until = models.DateTimeField(help_text="The last evaluation that found it idle.")
+    rate = models.DecimalField(
+        max_digits=8, decimal_places=3, null=True, blank=True, help_text="USD per GPU-hour when measured."
+    )
+
+    class Meta:
+        ordering = ["-began"]
+        constraints = [
+            models.CheckConstraint(condition=Q(until__gte=models.F("began")), name="idlestretch_ends_after_start")
+        ]
+        indexes = [
+            models.Index(fields=["key", "-until"], name="idlestretch_key_until"),
+            models.Index(fields=["until"], name="idlestretch_until"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.name} (pid {self.pid}) {self.began:%Y-%m-%d %H:%M}"
 
 
 class ReclaimExemption(models.Model):

@@ -17,6 +17,26 @@ class LineSerializer(serializers.Serializer):
     idle_cost = serializers.DecimalField(max_digits=14, decimal_places=2)
 
 
+class IdleTotalSerializer(serializers.Serializer):
+    hours = serializers.FloatField()
+    cost = serializers.DecimalField(max_digits=14, decimal_places=2, allow_null=True)
+
+
+class UnderusedSerializer(serializers.Serializer):
+    gpu = serializers.CharField()
+    node = serializers.CharField()
+    gpu_index = serializers.IntegerField()
+    pid = serializers.IntegerField()
+    name = serializers.CharField()
+    os_user = serializers.CharField()
+    owner = serializers.CharField(allow_null=True)
+    project = serializers.CharField(allow_null=True)
+    stretches = serializers.IntegerField(help_text="Idle stretches at least as long as the window.")
+    idle_hours = serializers.FloatField()
+    idle_cost = serializers.DecimalField(max_digits=14, decimal_places=2, allow_null=True)
+    last_idle = serializers.DateTimeField()
+
+
 class ForecastSerializer(serializers.Serializer):
     per_day = serializers.DecimalField(max_digits=14, decimal_places=2)
     recent_per_day = serializers.DecimalField(max_digits=14, decimal_places=2)
@@ -78,6 +98,10 @@ class ReportSerializer(serializers.Serializer):
     history = LineSerializer(many=True)
     budgets = BudgetSerializer(many=True)
     idle_by_user = LineSerializer(many=True)
+    idle_in_stretches = IdleTotalSerializer(
+        help_text="GPU-hours idle in stretches at least as long as the idle window (total.idle_* counts every sample)."
+    )
+    underused = UnderusedSerializer(many=True, help_text="Processes idle between bursts of work: never alerted.")
     bookings = BookingCostSerializer(many=True)
     runs = RunCostSerializer(many=True)
 

@@ -13,6 +13,7 @@ from monitoring.costs import queries
 from monitoring.costs.bookings import BookingCost, booking_costs
 from monitoring.costs.forecast import Forecast, forecast, month_bounds, recent_start
 from monitoring.costs.runs import RunCost, run_costs
+from monitoring.costs.stretches import IdleTotal, UnderusedProcess, idle_in_stretches, underused
 
 MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 
@@ -63,6 +64,8 @@ class Report:
     history: list[queries.Line]
     budgets: list[Budget]
     idle_by_user: list[queries.Line]
+    idle_in_stretches: IdleTotal  # idle in stretches at least as long as the window; total.idle_* is every sample
+    underused: list[UnderusedProcess]
     bookings: list[BookingCost]
     runs: list[RunCost]
 
@@ -112,6 +115,8 @@ def build(user, month: str | None, now: datetime | None = None) -> Report:
         history=queries.by_month(history_start, end),
         budgets=budgets_for(user, start, end, now, is_current),
         idle_by_user=sorted([x for x in by_user if x.idle_hours], key=lambda x: -x.idle_cost),
+        idle_in_stretches=idle_in_stretches(start, end),
+        underused=underused(start, end),
         bookings=booking_costs(start, end),
         runs=run_costs(start, end, now),
     )

@@ -1,7 +1,9 @@
 """Idle processes: a process holding at least X MiB while its GPU (or its own SM share) stays under Y % for T minutes.
 
 Everything is measured over the window (rolled-up minutes plus raw samples), never read off one snapshot,
-so a data-loader stall shorter than T raises nothing.
+so a data-loader stall shorter than T raises nothing. Only a forgotten process (no real work for hours,
+monitoring/alerts/forgotten.py) is alerted; one that worked in between is underused: recorded as an idle
+stretch for the underused-GPU report, never alerted, escalated or reclaimed.
 """
 
 from dataclasses import dataclass
@@ -11,12 +13,13 @@ from django.db.models import Q
 
 from fleet.models import GPU
 from fleet.owners import ProcessOwners, believed_run
-from monitoring.alerts import clearing
+from monitoring.alerts import clearing, forgotten
 from monitoring.alerts.attribution import Attribution
-from monitoring.alerts.choices import AlertKind, AlertSeverity
+from monitoring.alerts.choices import AlertKind, AlertSeverity, IdleStretchKind
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
 from monitoring.alerts.policies import PolicyBook, Thresholds
+from monitoring.alerts.stretches import Sighting
 from monitoring.alerts.windows import (
     WindowStats,
     gpu_util_windows,
@@ -92,13 +95,20 @@ class IdleProcessRule:
         gpus = load_gpus(open_alerts)
         candidates = candidates_of(gpus, now)
         verdicts = judge(candidates, now)
+        idle = [(c, verdicts[c.key][1], window_start(c, now)) for c in candidates if verdicts.get(c.key)]
+        underused = forgotten.worked(idle, now)
         result = RuleResult()
-        for candidate in candidates:
-            if verdicts.get(candidate.key) is not None:
-                stats, basis = verdicts[candidate.key]
-                result.findings.append(finding(candidate, stats, basis, now))
+        for candidate, basis, since in idle:
+            kind = IdleStretchKind.UNDERUSED if candidate.key in underused else IdleStretchKind.FORGOTTEN
+            result.idle_stretches.append(Sighting(candidate, kind, since))
+            if kind == IdleStretchKind.FORGOTTEN:
+                result.findings.append(finding(candidate, verdicts[candidate.key][0], basis, now))
         result.resolved = clearing.resolutions(open_alerts, gpus, {c.key: c for c in candidates}, now)
         return result
+
+
+def window_start(candidate: Candidate, now: datetime) -> datetime:
+    return now - timedelta(minutes=candidate.limits.window_minutes)
 
 
 def judge(candidates: list[Candidate], now: datetime) -> dict[str, tuple[WindowStats, str] | None]:

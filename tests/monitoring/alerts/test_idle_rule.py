@@ -86,6 +86,7 @@ def test_it_resolves_when_the_process_works_again(cast, gpu, clock, forgotten):
 
 def test_a_new_idle_stretch_after_the_reopen_period_opens_a_new_alert(cast, gpu, clock, forgotten, settings):
     settings.ALERT_REOPEN_WITHIN_H = 0.5  # the first alert resolved 31 min before the second stretch
+    settings.ALERT_IDLE_FORGOTTEN_H = 0  # no look-back: the minute of work between does not make it underused
     stream(gpu, T0, T0 + 31 * MIN, util=0, processes=[forgotten])
     evaluate_at(clock, T0 + 31 * MIN)
     stream(gpu, T0 + 31 * MIN, T0 + 32 * MIN, util=90, processes=[forgotten])
@@ -173,7 +174,8 @@ def test_several_gpus_are_judged_in_one_pass(cast, clock, forgotten, django_asse
     assert sorted(a.gpu.index for a in idle_alerts()) == [1, 3, 5]
 
 
-def test_a_process_idle_again_within_a_day_reopens_its_alert_and_counts(cast, gpu, clock, forgotten):
+def test_a_process_idle_again_within_a_day_reopens_its_alert_and_counts(cast, gpu, clock, forgotten, settings):
+    settings.ALERT_IDLE_FORGOTTEN_H = 0  # no look-back: its minutes of work do not make it underused
     busy_at = [31, 63]  # busy for a minute twice; idle the rest of the time
     stream(gpu, T0, T0 + 95 * MIN, util=lambda ts: 90 if (ts - T0) // MIN in busy_at else 0, processes=[forgotten])
     for minute in (30, 32, 62, 64, 94):

@@ -7,6 +7,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from fleet.models import Reservation, UserBudget
+from monitoring.alerts.choices import IdleStretchKind
+from monitoring.alerts.models import IdleStretch
+from monitoring.costs.forecast import month_bounds
 from monitoring.costs.rollup import rollup_usage
 from tests.support.monitoring import T0
 from tests.support.telemetry import add_gpu, process, stream
@@ -112,3 +115,45 @@ def test_the_api_gives_the_same_report(cast, month):
 
 def test_the_costs_api_needs_a_login():
     assert APIClient().get("/api/costs/").status_code in (401, 403)
+
+
+@pytest.fixture
+def stretches(cast, gpu, month):
+    """Idle stretches as the idle rule records them: two forgotten on alice's A100, one underused on bob's L40S."""
+    month_start = month_bounds(T0)[0]
+
+    def stretch(kind, on, pid, owner, began, until, rate):
+        return IdleStretch.objects.create(
+            key=f"idle_process:{on.uuid}:{pid}:0", kind=kind, gpu=on, pid=pid, os_user=owner.username,
+            name="python", owner=owner, began=began, until=until, rate=Decimal(rate),
+        )  # fmt: skip
+
+    forgotten, underused = IdleStretchKind.FORGOTTEN, IdleStretchKind.UNDERUSED
+    stretch(forgotten, gpu, 1, cast["owner"], T0 - 90 * MIN, T0 - 30 * MIN, "2.50")  # 1 h, $2.50
+    stretch(forgotten, gpu, 9, cast["owner"], month_start - 60 * MIN, month_start + 60 * MIN, "2.50")  # half in
+    stretch(underused, month["l40s"], 2, cast["teammate"], T0 - 30 * MIN, T0, "1.50")  # 0.5 h, $0.75
+
+
+def test_the_waste_panel_gives_long_idle_stretches_and_all_idle_samples_each_with_its_cost(client, cast, stretches):
+    body = page(client, cast["owner"])
+    long_stretches = body.split('data-waste="stretches"')[1].split("</tr>")[0]
+    assert ">2.5<" in long_stretches and ">$5.75<" in long_stretches
+    samples = body.split('data-waste="samples"')[1].split("</tr>")[0]
+    assert ">0.4<" in samples and ">$0.88<" in samples
+
+
+def test_underused_gpus_are_listed_with_their_idle_cost(client, cast, stretches, month):
+    body = page(client, cast["owner"])
+    row = body.split(f'data-underused="{month["l40s"].uuid}:2"')[1].split("</tr>")[0]
+    assert "bob" in row and ">0.5<" in row and ">$0.75<" in row
+    assert body.count("data-underused=") == 1  # the forgotten ones are alerts, not underused
+
+
+def test_the_api_gives_the_idle_stretches_and_the_underused(cast, stretches, month):
+    api = APIClient()
+    api.force_authenticate(cast["outsider"])
+    report = api.get("/api/costs/").json()
+    assert report["idle_in_stretches"] == {"hours": 2.5, "cost": "5.75"}
+    (line,) = report["underused"]
+    assert (line["owner"], line["pid"], line["gpu"], line["stretches"]) == ("bob", 2, month["l40s"].uuid, 1)
+    assert (line["idle_hours"], line["idle_cost"]) == (0.5, "0.75")

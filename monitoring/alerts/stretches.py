@@ -1,0 +1,58 @@
+"""Idle stretches: every process the idle rule finds idle over its window, forgotten or underused, as rows.
+
+A sighting whose window reaches back to a stretch's last sighting continues that stretch (the process has
+been idle all along); otherwise it starts a new one at its window's start. The Costs page prices them: the
+waste panel's "idle in stretches as long as the window", and the underused-GPU report.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from monitoring.alerts.choices import IdleStretchKind
+from monitoring.alerts.models import IdleStretch
+from monitoring.costs.rates import rates_by_gpu
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """An idle-rule candidate found idle over its whole window, which began at `since`."""
+
+    candidate: object  # monitoring.alerts.rules.idle.Candidate
+    kind: IdleStretchKind
+    since: datetime
+
+
+def record(sightings: list[Sighting], now: datetime) -> None:
+    if not sightings:
+        return
+    keys = [s.candidate.key for s in sightings]
+    earliest = min(s.since for s in sightings)
+    latest = {st.key: st for st in IdleStretch.objects.filter(key__in=keys, until__gte=earliest).order_by("until")}
+    continued, started = [], []
+    for s in sightings:
+        stretch = latest.get(s.candidate.key)
+        if stretch is not None and stretch.until >= s.since:
+            stretch.until, stretch.kind = now, s.kind
+            continued.append(stretch)
+        else:
+            started.append(s)
+    IdleStretch.objects.bulk_update(continued, ["until", "kind"])
+    rates = rates_by_gpu({s.candidate.gpu.id for s in started}) if started else {}
+    IdleStretch.objects.bulk_create(new_stretch(s, now, rates.get(s.candidate.gpu.id)) for s in started)
+
+
+def new_stretch(s: Sighting, now: datetime, rate) -> IdleStretch:
+    c = s.candidate
+    return IdleStretch(
+        key=c.key,
+        kind=s.kind,
+        gpu_id=c.gpu.id,
+        pid=c.pid,
+        os_user=(c.process.get("user") or "")[:64],
+        name=(c.process.get("name") or "")[:200],
+        owner_id=c.owner_id,
+        project_id=c.project_id,
+        began=s.since,
+        until=now,
+        rate=rate,
+    )
