@@ -325,6 +325,8 @@ RUN_QUEUE_RETRY_S = env_float("RUN_QUEUE_RETRY_S", default=2.0, minimum=0.1)
 RUN_RENDEZVOUS_HOST = env_str("RUN_RENDEZVOUS_HOST", default=socket.gethostname())
 RUN_RENDEZVOUS_TIMEOUT_S = env_float("RUN_RENDEZVOUS_TIMEOUT_S", default=300.0, minimum=1.0)
 RUN_LOG_MAX_LINES = env_int("RUN_LOG_MAX_LINES", default=20000, minimum=100)
+# A burn-in on a GPU passes when its GFLOP/s reach this share of the model's FP32 datasheet figure.
+BURNIN_MIN_PERCENT_OF_PEAK = env_percent("BURNIN_MIN_PERCENT_OF_PEAK", default=60.0)
 RUN_BOOKING_HORIZON_S = env_float("RUN_BOOKING_HORIZON_S", default=3600.0, minimum=60.0)
 RUN_SWEEP_MAX_RUNS = env_int("RUN_SWEEP_MAX_RUNS", default=64, minimum=1)
 # "Free" (fleet/availability.py): a GPU is not free while a process of someone else holds more memory.

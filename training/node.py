@@ -17,6 +17,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from fleet.models import GPU
+from monitoring.health.burnin import record_burnin
 from training import accounts, broadcast, environment
 from training.choices import RunNodeStatus, RunStatus
 from training.commands import node_argv
@@ -240,8 +241,19 @@ def end_share(part: RunNode, code: int | None, stream: RunStream | None) -> str:
                 run.finish(status, error=error, exit_code=code)
             except IllegalTransition:
                 pass
+            else:
+                record_health(run)
             broadcast.send_after_commit(run.pk, state_payload(run))
     return f"{part.node.hostname}: exit code {code}, run {run.status}"
+
+
+def record_health(run: Run) -> None:
+    """A burn-in's health records; failing to write them must not undo the run's end state."""
+    try:
+        with transaction.atomic():
+            record_burnin(run)
+    except DatabaseError:
+        log.exception("run %s: could not store its health records", run.pk)
 
 
 def decide(run: Run, part: RunNode, code: int | None, stream: RunStream | None) -> tuple[str, str] | None:

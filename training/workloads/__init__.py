@@ -27,6 +27,7 @@ class Workload:
     train_size: int | None  # None when the workload has no training set
     params: tuple[str, ...]  # hyperparameters the run form may set
     defaults: dict[str, object]  # their values when the form leaves them out
+    records_health: bool = False  # a finished run stores a health record per GPU (monitoring/health/)
 
 
 TRAINING_PARAMS = ("epochs", "batch_size", "lr", "optimizer", "seed")
@@ -55,6 +56,7 @@ WORKLOADS: dict[str, Workload] = {
         train_size=None,
         params=("size", "iterations", "seed"),
         defaults={"size": 0, "iterations": 50, "seed": 0},
+        records_health=True,
     ),
 }
 

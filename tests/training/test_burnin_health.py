@@ -1,0 +1,76 @@
+"""A burn-in run of a node, through a real node worker and real torch, leaves one health record per GPU."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from monitoring.health.models import BurnIn
+from monitoring.models import GPUSample
+from tests.support.telemetry import ensure_partitions
+from tests.training.conftest import gpus_of, log_of, wait_for
+from training.choices import RunStatus
+from training.launch import LaunchRequest, check_launch, launch
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SAMPLE_EVERY = timedelta(seconds=0.25)
+
+
+def temp_at(step: int) -> float:
+    return 50.0 + step % 37
+
+
+def clock_at(step: int) -> float:
+    return 1200.0 + 10 * (step % 53)
+
+
+def sample_the_gpus(gpus, span=timedelta(minutes=4)) -> None:
+    """Telemetry as the ingest stores it, every 0.25 s from a little before now until well after the run."""
+    start = timezone.now() - timedelta(seconds=10)
+    ensure_partitions(start, start + span)
+    rows = []
+    for gpu in gpus:
+        for step in range(int(span / SAMPLE_EVERY)):
+            ts = start + step * SAMPLE_EVERY
+            rows.append(GPUSample(gpu=gpu, ts=ts, temp_c=temp_at(step), sm_clock_mhz=clock_at(step), power_w=60.0))
+    GPUSample.objects.bulk_create(rows, batch_size=2000)
+
+
+def burn_in(user, gpus):
+    request = LaunchRequest(
+        user=user,
+        workload="burnin",
+        strategy="ddp",
+        gpus=list(gpus),
+        processes=len(gpus),
+        hyperparameters={"size": 96, "iterations": 20, "seed": 3},
+    )
+    plan, errors = check_launch(request)
+    assert not errors, errors
+    return launch(plan)
+
+
+def test_a_burn_in_of_a_node_records_each_gpu_with_its_peaks_during_the_run(cast, worker_node):
+    gpus = gpus_of(worker_node)
+    sample_the_gpus(gpus)
+
+    run = wait_for(burn_in(cast["admin"], gpus), RunStatus.finished())
+
+    assert run.status == RunStatus.SUCCEEDED, (run.error, log_of(run))
+    records = {record.gpu_id: record for record in BurnIn.objects.filter(run=run)}
+    assert set(records) == {gpu.pk for gpu in gpus}
+    for gpu in gpus:
+        record = records[gpu.pk]
+        assert record.passed and record.mismatches == 0 and record.iterations == 20 and record.size == 96
+        assert record.device == "cpu" and record.gflops > 0
+        # On the CPU the speed is not held against the T4's datasheet, and the record says so.
+        assert record.datasheet_gflops == 8100 and record.fraction_of_peak is None
+        assert "not judged" in record.reason
+        assert record.finished_at == run.finished_at and record.started_at == run.first_step_at
+        window = GPUSample.objects.filter(gpu=gpu, ts__gte=run.first_step_at, ts__lte=run.finished_at)
+        temps = list(window.values_list("temp_c", flat=True))
+        clocks = list(window.values_list("sm_clock_mhz", flat=True))
+        assert record.samples == len(temps) > 0
+        assert record.peak_temp_c == max(temps) and record.peak_sm_clock_mhz == max(clocks)
+        assert record.lowest_sm_clock_mhz == min(clocks) and record.peak_power_w == 60.0
