@@ -7,8 +7,9 @@ given, as NVML would report a CUDA process: memory is its resident set, utilizat
 
 Only the processes that start no other process of the run are reported (torchrun's and the Hogwild
 supervisor's workers, not the launchers), each on the device it would use: ``LOCAL_RANK`` picks one of
-its visible GPUs when set, otherwise it uses them all. Reading another account's environment needs root
-(or the same account); a process we may not read is not seen. Stdlib only, like the rest of the agent.
+its visible GPUs when set, otherwise it uses them all. Reading another account's environment needs root, the
+same account, or CAP_SYS_PTRACE with CAP_DAC_READ_SEARCH (the agent's systemd unit grants these); a process
+we may not read is not seen. Stdlib only, like the rest of the agent.
 """
 
 from __future__ import annotations
