@@ -5,11 +5,13 @@ from datetime import timedelta
 
 import pytest
 import redis
+from celery import Celery, current_app
 from django.conf import settings as django_settings
 from django.utils import timezone
 
 from fleet.celery import node_queue
-from tests.support.node_workers import NodeWorker, unique_hostname
+from fleet.embedded import EmbeddedRedis
+from tests.support.node_workers import FAST_RUN_SETTINGS, NodeWorker, unique_hostname
 from tests.training.conftest import add_node, end_every_run, gpus_of, start_run, wait_until
 from training.choices import RunStatus
 from training.dispatch import send_share
@@ -21,7 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def purge(hostname: str) -> None:
-    """What a broker restart without persistence does to a node's queue."""
+    """Leave no message behind for a node no worker will ever consume."""
     client = redis.Redis.from_url(django_settings.CELERY_BROKER_URL)
     try:
         client.delete(node_queue(hostname))
@@ -56,13 +58,49 @@ def test_a_run_whose_node_has_no_worker_fails_with_a_reason(cast, gpu_models, se
     purge(node.hostname)
 
 
-def test_lost_messages_are_sent_again_and_every_run_starts_once(cast, gpu_models, settings, tmp_path):
+@pytest.fixture
+def broker(tmp_path):
+    """A Redis of this test's own as the Celery broker, which the test may stop and start: the session's
+    Redis also carries the channel layer and the cache of every other test. The test's process sends
+    through it (a Celery app made current for the test) and so does the node worker it starts."""
+    server = EmbeddedRedis(tmp_path / "broker")
+    server.start()
+    previous = current_app._get_current_object()
+    sender = Celery("broker-restart", broker=server.url, set_as_current=False)
+    sender.set_current()
+    try:
+        yield server
+    finally:
+        previous.set_current()
+        sender.close()
+        server.stop()
+
+
+def queued_messages(server: EmbeddedRedis, hostname: str) -> int:
+    client = redis.Redis.from_url(server.url)
+    try:
+        return client.llen(node_queue(hostname))
+    finally:
+        client.close()
+
+
+def test_after_a_broker_restart_the_queued_runs_are_sent_again_and_each_starts_once(
+    broker, cast, gpu_models, settings, tmp_path
+):
     settings.RUN_QUEUE_TIMEOUT_S = 1.0
     hostname = unique_hostname("gpu-reconcile")
     node = add_node(hostname, gpus=2)
     runs = [start_run(cast["owner"], [gpu], epochs=500) for gpu in gpus_of(node)]
-    purge(hostname)  # the broker restarted: both messages are gone, the runs are still queued
-    worker = NodeWorker(hostname, tmp_path / "worker.log", concurrency=3)  # a slot left for the extra message
+    assert queued_messages(broker, hostname) == 2
+
+    broker.stop()  # no persistence, as the embedded and a default Redis run: both messages are gone
+    broker.start()
+    assert queued_messages(broker, hostname) == 0
+    assert {run.status for run in Run.objects.filter(pk__in=[run.pk for run in runs])} == {RunStatus.QUEUED}
+
+    run_settings = {**FAST_RUN_SETTINGS, "CELERY_BROKER_URL": broker.url}
+    # A slot left for the extra message below.
+    worker = NodeWorker(hostname, tmp_path / "worker.log", concurrency=3, run_settings=run_settings)
     try:
         wait_until(lambda: WorkerPresence.objects.filter(node=node, idle_slots__gt=0).exists(), 60, "presence")
 
