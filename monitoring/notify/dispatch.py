@@ -5,8 +5,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from monitoring.alerts.choices import AlertEventKind, AlertKind, AlertSeverity
+from monitoring.alerts.choices import AlertEventKind, AlertKind, AlertSeverity, AlertStatus
 from monitoring.alerts.models import AlertEvent
+from monitoring.notify import grouping
 from monitoring.notify.choices import TransportKind
 from monitoring.notify.deliver import deliver, deliver_notification
 from monitoring.notify.models import Notification, NotificationPreference
@@ -47,36 +48,59 @@ def is_delivered_notice(event: AlertEvent) -> bool:
     return event.kind == AlertEventKind.RESOLVED and event.alert.kind == AlertKind.BOOKING_NOTICE
 
 
+def is_reopening(event: AlertEvent) -> bool:
+    """The alert came back within ALERT_REOPEN_WITHIN_H: its event says "Idle again (3rd time in 24 h)"."""
+    return event.kind == AlertEventKind.OPENED and event.old_status == AlertStatus.RESOLVED
+
+
 def preferences_of(user) -> NotificationPreference:
     prefs = NotificationPreference.objects.filter(user=user).first()
     return prefs or NotificationPreference(user=user)
 
 
+def wanted(event: AlertEvent) -> list[tuple[object, str, object]]:
+    """(person, transport, webhook) for everyone who hears about this event."""
+    if not AlertEventKind(event.kind).notifies or is_delivered_notice(event):
+        return []
+    found = [
+        (user, kind, hook) for user in audience(event) for kind, hook in channels(user, event, preferences_of(user))
+    ]
+    if is_reopening(event):  # the person was told when it opened; coming back updates it in the app, no new mail
+        found = [(user, kind, hook) for user, kind, hook in found if kind == TransportKind.IN_APP]
+    return found
+
+
 def dispatch_event(event_pk: int) -> list[Notification]:
-    """Claim one event (exactly once) and create its notifications; delivery starts after commit."""
+    """Claim one event (exactly once), with every unclaimed event of the same moment (one evaluation's
+    changes, which may be grouped), and create their notifications; delivery starts after commit."""
     with transaction.atomic():
-        if not AlertEvent.objects.filter(pk=event_pk, processed=None).update(processed=timezone.now()):
+        created = AlertEvent.objects.filter(pk=event_pk, processed=None).values_list("created", flat=True).first()
+        if created is None:
             return []
-        event = AlertEvent.objects.select_related("alert__owner", "alert__project").get(pk=event_pk)
-        if not AlertEventKind(event.kind).notifies or is_delivered_notice(event):
-            return []
-        notes = [
-            Notification(event=event, user=user, transport=kind, webhook=hook)
-            for user in audience(event)
-            for kind, hook in channels(user, event, preferences_of(user))
-        ]
-        notes = Notification.objects.bulk_create(notes)
-        transaction.on_commit(lambda: start_delivery([n.pk for n in notes]))
-    return notes
+        return notify(claim(AlertEvent.objects.filter(created=created)))
 
 
 def dispatch_pending(limit: int = 1000) -> int:
-    """Dispatch every event nobody has claimed yet, oldest first."""
-    pending = AlertEvent.objects.filter(processed=None).order_by("created", "id").values_list("pk", flat=True)
-    count = 0
-    for pk in list(pending[:limit]):
-        count += len(dispatch_event(pk))
-    return count
+    """Dispatch every event nobody has claimed yet, in one transaction, so that the alerts of one change
+    are grouped before anything is sent."""
+    with transaction.atomic():
+        return len(notify(claim(AlertEvent.objects.all(), limit)))
+
+
+def claim(events, limit: int | None = None) -> list[AlertEvent]:
+    """Lock and mark processed the unclaimed ones among `events`, oldest first. Every dispatcher locks in
+    the same order and waits for the others, so it finds a claimed event processed and leaves it."""
+    pending = events.filter(processed=None).order_by("created", "id").select_for_update(of=("self",))
+    pks = list(pending.values_list("pk", flat=True)[:limit])
+    AlertEvent.objects.filter(pk__in=pks).update(processed=timezone.now())
+    rows = AlertEvent.objects.filter(pk__in=pks).select_related("alert__owner", "alert__project")
+    return list(rows.order_by("created", "id"))
+
+
+def notify(events: list[AlertEvent]) -> list[Notification]:
+    pks = [pk for event in events for pk in grouping.record(event, wanted(event))]
+    transaction.on_commit(lambda: start_delivery(pks))
+    return list(Notification.objects.filter(pk__in=pks))
 
 
 def start_delivery(notification_pks: list[int]) -> None:

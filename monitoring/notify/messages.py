@@ -4,8 +4,8 @@ from django.conf import settings
 from django.urls import reverse
 
 from fleet.localtime import when
-from monitoring.alerts.choices import AlertEventKind
-from monitoring.alerts.models import AlertEvent
+from monitoring.alerts.choices import AlertEventKind, AlertStatus
+from monitoring.alerts.models import Alert, AlertEvent
 
 HEADLINES = {
     AlertEventKind.OPENED: "{title}",
@@ -17,23 +17,37 @@ HEADLINES = {
 }
 
 
+def url_of(alert_id: int) -> str:
+    return settings.SITE_URL.rstrip("/") + reverse("monitoring:alert", args=[alert_id])
+
+
 def alert_url(event: AlertEvent) -> str:
-    return settings.SITE_URL.rstrip("/") + reverse("monitoring:alert", args=[event.alert_id])
+    return url_of(event.alert_id)
 
 
-def headline(event: AlertEvent) -> str:
+def others_of(notification) -> list[Alert]:
+    """The other alerts a grouped notification stands for (the same run or node, changed at once)."""
+    return list(Alert.objects.filter(pk__in=notification.also).order_by("pk")) if notification.also else []
+
+
+def headline(event: AlertEvent, more: int = 0) -> str:
     template = HEADLINES.get(AlertEventKind(event.kind), "{title}")
-    return template.format(title=event.alert.title)
+    if event.kind == AlertEventKind.OPENED and event.old_status == AlertStatus.RESOLVED:
+        template = event.reason.split(": ", 1)[0] + ": {title}"  # "Idle again (3rd time in 24 h): …"
+    text = template.format(title=event.alert.title)
+    return f"{text} and {more} more" if more else text
 
 
-def body(event: AlertEvent) -> str:
+def body(event: AlertEvent, others: list[Alert] = ()) -> str:
     """Plain text: what happened, why, and where to look."""
     alert = event.alert
-    lines = [headline(event), ""]
+    lines = [headline(event, len(others)), ""]
     if event.kind == AlertEventKind.OPENED:
         lines.append(event.reason or alert.message)  # a reopened alert's reason says "Idle again (2nd time …)"
     else:
         lines += [event.reason, "", alert.message]
+    if others:
+        lines += ["", "Also:"] + [f"- {other.title}: {url_of(other.pk)}" for other in others]
     lines += [
         "",
         f"When: {when(event.created)}",
@@ -49,16 +63,19 @@ def slack_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def slack_text(event: AlertEvent) -> str:
+def slack_text(event: AlertEvent, others: list[Alert] = ()) -> str:
     detail = (event.reason or event.alert.message) if event.kind == AlertEventKind.OPENED else event.reason
-    return f"*{slack_escape(headline(event))}*\n{slack_escape(detail)}\n<{alert_url(event)}|Open in GPU Fleet>"
+    also = "".join(f"\n• <{url_of(o.pk)}|{slack_escape(o.title)}>" for o in others)
+    title = slack_escape(headline(event, len(others)))
+    return f"*{title}*\n{slack_escape(detail)}{also}\n<{alert_url(event)}|Open in GPU Fleet>"
 
 
-def payload(event: AlertEvent) -> dict:
-    """The webhook body: Slack-compatible `text` plus the alert as data."""
+def payload(event: AlertEvent, others: list[Alert] = ()) -> dict:
+    """The webhook body: Slack-compatible `text` plus the alert as data (and the others of a grouped change)."""
     alert = event.alert
     return {
-        "text": slack_text(event),
+        "text": slack_text(event, others),
+        "also": [{"id": o.pk, "title": o.title, "url": url_of(o.pk)} for o in others],
         "event": {"id": event.id, "kind": event.kind, "reason": event.reason, "created": event.created.isoformat()},
         "alert": {
             "id": alert.id,

@@ -1,6 +1,7 @@
 """Notifications of alert events, each person's delivery preferences and their webhooks."""
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import Q
@@ -81,10 +82,23 @@ class Notification(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
     read_at = models.DateTimeField(null=True, blank=True)
+    dedupe_key = models.CharField(
+        max_length=250,
+        null=True,
+        blank=True,
+        help_text="Names the state change for this person and channel (monitoring/notify/grouping.py).",
+    )
+    also = ArrayField(
+        models.IntegerField(),
+        default=list,
+        blank=True,
+        help_text="The other alerts that changed with it (the same run or node, at the same time).",
+    )
 
     class Meta:
         ordering = ["-created", "-id"]
         constraints = [
+            models.UniqueConstraint(fields=["dedupe_key"], name="notification_once_per_change"),
             models.UniqueConstraint(
                 fields=["event", "user", "transport", "webhook"],
                 nulls_distinct=False,

@@ -15,10 +15,10 @@ class NotificationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Notification
-        fields = ["id", "created", "read", "read_at", "event", "headline", "reason", "alert"]
+        fields = ["id", "created", "read", "read_at", "event", "headline", "reason", "alert", "also"]
 
     def get_headline(self, obj: Notification) -> str:
-        return headline(obj.event)
+        return headline(obj.event, len(obj.also))
 
     def get_read(self, obj: Notification) -> bool:
         return obj.read_at is not None

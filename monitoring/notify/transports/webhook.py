@@ -14,7 +14,7 @@ from django.conf import settings
 
 from monitoring.notify import signing
 from monitoring.notify.http import OPENER
-from monitoring.notify.messages import payload
+from monitoring.notify.messages import others_of, payload
 from monitoring.notify.targets import RefusedTarget
 from monitoring.notify.transports.base import Transport, TransportError
 
@@ -22,7 +22,7 @@ from monitoring.notify.transports.base import Transport, TransportError
 class WebhookTransport(Transport):
     def notify(self, alert) -> None:
         webhook = self.notification.webhook
-        body = json.dumps(payload(self.event)).encode()
+        body = json.dumps(payload(self.event, others_of(self.notification))).encode()
         headers = {
             "Content-Type": "application/json",
             "User-Agent": "GPU-Fleet-Webhook/2",
