@@ -92,6 +92,7 @@ class Run(models.Model):
     loss = models.FloatField(null=True, blank=True, help_text="Training loss over the latest steps.")
     accuracy = models.FloatField(null=True, blank=True, help_text="Held-out accuracy after the latest epoch.")
     samples_per_s = models.FloatField(null=True, blank=True)
+    gflops = models.FloatField(null=True, blank=True, help_text="Burn-in: GFLOP/s over the latest multiplies.")
     result = models.JSONField(default=dict, blank=True, help_text="The training process's final report.")
     environment = models.JSONField(default=dict, blank=True, help_text="Python, torch, CUDA, host, git commit.")
     rendezvous = models.CharField(max_length=300, blank=True, help_text="host:port of a multi-node DDP run.")
@@ -211,6 +212,7 @@ class RunMetric(models.Model):
     loss = models.FloatField(null=True, blank=True)
     accuracy = models.FloatField(null=True, blank=True)
     samples_per_s = models.FloatField(null=True, blank=True)
+    gflops = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "id"]

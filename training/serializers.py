@@ -14,7 +14,7 @@ from training.waiting import waiting_for
 class RunMetricSerializer(serializers.ModelSerializer):
     class Meta:
         model = RunMetric
-        fields = ["id", "ts", "step", "epoch", "loss", "accuracy", "samples_per_s"]
+        fields = ["id", "ts", "step", "epoch", "loss", "accuracy", "samples_per_s", "gflops"]
 
 
 class RunLogSerializer(serializers.ModelSerializer):
@@ -71,6 +71,7 @@ class ProgressSerializer(serializers.Serializer):
     loss = serializers.FloatField(allow_null=True)
     accuracy = serializers.FloatField(allow_null=True)
     samples_per_s = serializers.FloatField(allow_null=True)
+    gflops = serializers.FloatField(allow_null=True, help_text="Burn-in runs only: GFLOP/s; null for training.")
 
 
 class RunStateSerializer(serializers.ModelSerializer):

@@ -18,7 +18,7 @@ from training.serializers import state_payload
 
 log = logging.getLogger(__name__)
 
-PROGRESS_FIELDS = ("step", "epoch", "loss", "accuracy", "samples_per_s")
+PROGRESS_FIELDS = ("step", "epoch", "loss", "accuracy", "samples_per_s", "gflops")
 TAIL_LINES = 20
 
 
@@ -98,6 +98,7 @@ class RunStream:
             loss=_number(event.get("loss")),
             accuracy=_number(event.get("accuracy")),
             samples_per_s=_number(event.get("samples_per_s")),
+            gflops=_number(event.get("gflops")),
         )
         self.metrics.append(metric)
         for field in PROGRESS_FIELDS:

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from fleet.localtime import in_local_time
 from fleet.models import GPU
+from monitoring.health.models import BurnIn
 from training import costs, env_diff, strategies
 from training.access import can_change, visible_run_or_404, visible_runs, visible_sweeps
 from training.cancel import CancelRefused, request_cancel
@@ -23,7 +24,7 @@ from training.placement import gpu_rows, history_per_epoch
 from training.serializers import RunLogSerializer, RunMetricSerializer, RunSerializer, SweepSerializer
 from training.sweep_dispatch import cancel_sweep
 from training.sweeps import launch_sweep
-from training.workloads import WORKLOADS
+from training.workloads import WORKLOADS, measures
 
 LIST_TABS = {"mine": "My runs", "running": "Running", "project": "My projects"}
 CHART_POINTS = 5000
@@ -100,9 +101,12 @@ def run_detail(request, pk: int):
         "metrics": RunMetricSerializer(metrics, many=True).data,
         "logs": RunLogSerializer(logs, many=True).data,
         "socket": f"/ws/runs/{run.pk}/",
+        "measures": measures(run.workload),
     }
     context = {
         "run": run,
+        "measures": data["measures"],
+        "burnins": run_burnins(run),
         "environment": environment_rows(run),
         "data": json.loads(json.dumps(data, default=str)),
         "can_change": can_change(request.user, run),
@@ -110,6 +114,11 @@ def run_detail(request, pk: int):
         "gpu_hours": costs.run_gpu_hours(run),
     }
     return render(request, "training/run.html", context)
+
+
+def run_burnins(run: Run):
+    """A burn-in's health records, one per GPU in node and index order."""
+    return BurnIn.objects.filter(run=run).select_related("gpu__node").order_by("gpu__node__hostname", "gpu__index")
 
 
 ENVIRONMENT_ORDER = (

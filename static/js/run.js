@@ -14,7 +14,8 @@
     ["chart-loss", "loss", "Training loss", "loss"],
     ["chart-accuracy", "accuracy", "Held-out accuracy", "accuracy"],
     ["chart-throughput", "samples_per_s", "Throughput", "samples/s"],
-  ];
+    ["chart-gflops", "gflops", "Matrix multiplies", "GFLOP/s"],
+  ].filter(([id]) => document.getElementById(id)); // the workload's measures only (data.measures)
   function points(metrics, key) {
     const rows = metrics.filter((m) => m[key] !== null && m[key] !== undefined);
     return { x: rows.map((m) => m.step), y: rows.map((m) => m[key]) };
@@ -77,6 +78,7 @@
     text("stat-loss", na(p.loss, (v) => v.toPrecision(4)));
     text("stat-accuracy", na(p.accuracy, (v) => (v * 100).toFixed(1) + " %"));
     text("stat-samples", na(p.samples_per_s, (v) => v.toPrecision(4)));
+    text("stat-gflops", na(p.gflops, (v) => v.toPrecision(4)));
     text("stat-cost", cost());
     text("fact-started", when(run.started_at));
     text("fact-first-step", when(run.first_step_at));

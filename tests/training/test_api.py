@@ -36,7 +36,14 @@ def test_a_launch_returns_the_queued_run(api, cast, quiet_node, django_capture_o
     body = response.json()
     assert body["status"] == "queued" and body["name"] == "via api" and body["project"] == "vision"
     assert body["gpus"][0]["node"] == quiet_node.hostname and body["cost"]["rate_per_hour"] == "0.350"
-    assert body["progress"] == {"step": None, "epoch": None, "loss": None, "accuracy": None, "samples_per_s": None}
+    assert body["progress"] == {
+        "step": None,
+        "epoch": None,
+        "loss": None,
+        "accuracy": None,
+        "samples_per_s": None,
+        "gflops": None,
+    }
     assert queued_messages(quiet_node.hostname) == 1
 
 

@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from monitoring.health.models import BurnIn
@@ -74,3 +75,17 @@ def test_a_burn_in_of_a_node_records_each_gpu_with_its_peaks_during_the_run(cast
         assert record.samples == len(temps) > 0
         assert record.peak_temp_c == max(temps) and record.peak_sm_clock_mhz == max(clocks)
         assert record.lowest_sm_clock_mhz == min(clocks) and record.peak_power_w == 60.0
+
+
+def test_the_burn_in_run_page_shows_gflops_and_the_records_not_training_curves(cast, worker_node, client):
+    gpus = gpus_of(worker_node)
+    run = wait_for(burn_in(cast["admin"], gpus), RunStatus.finished())
+    client.force_login(cast["admin"])
+
+    html = client.get(reverse("training:run", args=[run.pk])).content.decode()
+
+    assert run.gflops > 0 and run.metrics.exclude(gflops=None).exists()
+    assert 'id="chart-gflops"' in html and 'id="stat-gflops"' in html
+    assert "chart-loss" not in html and "stat-samples" not in html and "Held-out accuracy" not in html
+    assert html.count('<span class="badge succeeded">passed</span>') == len(gpus)
+    assert all(f'data-gpu="{gpu.uuid}"' in html for gpu in gpus)

@@ -17,6 +17,10 @@ DIGITS_TRAIN_SIZE = 1438
 SYNTHETIC_TRAIN_SIZE = 8192
 
 
+# What a run's page shows and charts: progress fields of training/stream.py.
+TRAINING_MEASURES = ("loss", "accuracy", "samples_per_s")
+
+
 @dataclass(frozen=True)
 class Workload:
     """A runnable training program: ``python -m <module>`` or under a launcher."""
@@ -28,6 +32,7 @@ class Workload:
     params: tuple[str, ...]  # hyperparameters the run form may set
     defaults: dict[str, object]  # their values when the form leaves them out
     records_health: bool = False  # a finished run stores a health record per GPU (monitoring/health/)
+    measures: tuple[str, ...] = TRAINING_MEASURES
 
 
 TRAINING_PARAMS = ("epochs", "batch_size", "lr", "optimizer", "seed")
@@ -57,10 +62,18 @@ WORKLOADS: dict[str, Workload] = {
         params=("size", "iterations", "seed"),
         defaults={"size": 0, "iterations": 50, "seed": 0},
         records_health=True,
+        measures=("gflops",),
     ),
 }
 
+
 # A user script (workload "script") takes the training flags, under the strategies that can start a plain program.
+def measures(workload: str) -> tuple[str, ...]:
+    """The progress fields a run of this workload reports (a script's: the training ones)."""
+    spec = WORKLOADS.get(workload)
+    return spec.measures if spec else TRAINING_MEASURES
+
+
 SCRIPT_SPEC = Workload(
     module="",
     description="A user script: python SCRIPT --epochs … --batch-size … --lr … --optimizer … --seed …",
