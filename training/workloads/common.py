@@ -35,7 +35,7 @@ from torch.utils.data import BatchSampler, DistributedSampler, TensorDataset
 from training import events
 from training.git import git_commit
 from training.torch_build import cudnn_text
-from training.workloads import cpu_ddp, parallel
+from training.workloads import cpu_ddp, parallel, profiling
 
 WARMUP_STEPS = 10
 LR_SCHEDULES = ("cosine", "constant")
@@ -220,6 +220,7 @@ def build_parser(module: ModuleType) -> argparse.ArgumentParser:
     parser.add_argument("--save", metavar="PATH", help="save the final model's state_dict here (rank 0)")
     parser.add_argument("--report-interval", type=float, default=0.25, help="seconds between progress events")
     parser.add_argument("--tiny", action="store_true", help="small, fast configuration (tests and smoke checks)")
+    profiling.add_arguments(parser)
     module.add_arguments(parser)
     parser.set_defaults(**module.DEFAULTS)
     return parser
@@ -237,6 +238,7 @@ def parse_args(module: ModuleType, argv: list[str] | None = None) -> argparse.Na
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.lr <= 0:
         parser.error("--lr must be positive")
+    profiling.check_arguments(parser, args)
     return args
 
 
@@ -329,6 +331,7 @@ class Trainer:
         sampler: DistributedSampler,
         device: torch.device,
         args: argparse.Namespace | None = None,
+        profiler: profiling.StepProfiler | None = None,
     ) -> None:
         self.model = model
         self.optimizer = optimizer
@@ -340,6 +343,7 @@ class Trainer:
         self.device = device
         self.loss_fn = nn.CrossEntropyLoss()
         self.step = 0
+        self.profiler = profiler
 
     def train_epoch(self, epoch: int, on_step) -> None:
         """One pass over this process's share of the data; ``on_step(loss, samples, seconds)`` after each step."""
@@ -347,15 +351,19 @@ class Trainer:
         self.model.train()
         inputs, targets = self.train.tensors
         last = time.perf_counter()
+        profiler = self.profiler
         for indices in BatchSampler(self.sampler, self.batch_size, drop_last=False):
-            x = inputs[indices].to(self.device, non_blocking=True)
-            y = targets[indices].to(self.device, non_blocking=True)
+            with profiler.data_span() if profiler else profiling.NO_SPAN:
+                x = inputs[indices].to(self.device, non_blocking=True)
+                y = targets[indices].to(self.device, non_blocking=True)
             self.optimizer.zero_grad(set_to_none=True)
             loss = self.loss_fn(self.model(x), y)
             loss.backward()
             self.optimizer.step()
             if self.schedule is not None:
                 self.schedule.step()
+            if profiler:
+                profiler.step()
             self.step += 1
             now = time.perf_counter()
             on_step(loss.item(), len(indices), now - last)
@@ -458,7 +466,8 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
     everyone = env.distributed and parallel.collective_forward(args.parallel)
     sampler = DistributedSampler(train, num_replicas=env.world_size, rank=env.rank, shuffle=True, seed=args.seed)
     optimizer = build_optimizer(trained.parameters(), args)
-    trainer = Trainer(trained, optimizer, train, args.batch_size, sampler, device, args)
+    profiler = profiling.profiler_for(args, env.rank, device)
+    trainer = Trainer(trained, optimizer, train, args.batch_size, sampler, device, args, profiler)
     reporter = Reporter(env.is_main, env.world_size, args.report_interval)
     watch = ParentWatch() if env.distributed else None
 
@@ -469,12 +478,16 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
 
     for epoch in range(1, args.epochs + 1):
         trainer.train_epoch(epoch, partial(on_step, epoch))
+        if profiler and not profiler.running:
+            trainer.profiler = profiler = None
         # Under DDP the other ranks go on and wait in the next step's all-reduce; FSDP's forward is collective.
         if env.is_main or everyone:
             scores = evaluate(model, test, device)
             if env.is_main:
                 reporter.epoch_end(trainer.step, epoch, args.epochs, *scores)
 
+    if profiler:
+        profiler.close()
     if args.save and (env.is_main or everyone):
         state = parallel.full_state_dict(model, args.parallel if env.distributed else "ddp")
         if env.is_main:
