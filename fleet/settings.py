@@ -338,6 +338,8 @@ RUN_ACCOUNT_FALLBACK = env_choice("RUN_ACCOUNT_FALLBACK", default="worker", choi
 # (one the researchers' accounts can execute, where runs execute as them).
 RUN_PYTHON = env_str("RUN_PYTHON", default=sys.executable)
 RUN_OUTPUT_DIR = Path(env_str("RUN_OUTPUT_DIR", default=str(BASE_DIR / "var" / "runs")))
+# The largest trace or pstats file of one profiled rank the node worker stores (training/profiles.py).
+RUN_PROFILE_MAX_BYTES = env_int("RUN_PROFILE_MAX_BYTES", default=64_000_000, minimum=1000)
 
 # A run no node worker took for RUN_QUEUE_TIMEOUT_S is sent again once, or failed with a reason
 # (training/reconcile.py); the reconciler looks every RUN_RECONCILE_S.

@@ -1,6 +1,7 @@
 """The runs API: list, launch, inspect, cancel, follow progress and logs; sweeps; cost estimates."""
 
 from django.db.models import Prefetch
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -11,14 +12,20 @@ from fleet.api.errors import ErrorSerializer, error_body
 from fleet.api.pagination import Pages, paginated
 from fleet.api.text import whole_number
 from fleet.models import GPU, GPUModel, Node, Project
-from training import strategies
+from training import profile_downloads, strategies
 from training.access import can_change, visible_runs, visible_sweeps
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus, SweepMetric, SweepMode
 from training.launch import LaunchRequest, check_launch, launch, launch_estimate
 from training.models import SCRIPT, Run, Sweep
 from training.params import LAUNCH_DEFAULTS
-from training.serializers import RunLogSerializer, RunMetricSerializer, RunSerializer, SweepSerializer
+from training.serializers import (
+    RunLogSerializer,
+    RunMetricSerializer,
+    RunProfileSerializer,
+    RunSerializer,
+    SweepSerializer,
+)
 from training.sweep_dispatch import cancel_sweep
 from training.sweeps import SweepRequest, check_sweep, launch_sweep
 from training.workloads import WORKLOADS
@@ -62,6 +69,13 @@ class LaunchSerializer(serializers.Serializer):
         required=False,
         default=False,
         help_text="Admins only: launch even on GPUs whose memory someone else's processes hold; recorded on the run.",
+    )
+    profiler = serializers.DictField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text='Off when absent. {"wait": 5, "warmup": 2, "active": 5, "ranks": "0"} profiles a built-in '
+        'workload\'s steps with the torch profiler (ranks "0" or "all"); {"ranks": "0"} a script with cProfile.',
     )
 
     def to_request(self, user) -> LaunchRequest:
@@ -204,6 +218,25 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         """Log lines, oldest first, at most 1000 a call; pass the last id seen as ``after`` to follow."""
         rows = self.get_object().logs.filter(id__gt=self._after(request)).order_by("id")[:PAGE_MAX]
         return Response(RunLogSerializer(rows, many=True).data)
+
+    @extend_schema(responses=RunProfileSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def profiles(self, request, pk=None):
+        """What the profiler recorded, one entry per profiled rank: top operators (or functions), step-time split."""
+        rows = self.get_object().profiles.defer("data").order_by("rank")
+        return Response(RunProfileSerializer(rows, many=True).data)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("rank", int, OpenApiParameter.PATH, description="The profiled rank.")],
+        responses={
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+        },
+    )
+    @action(detail=True, methods=["get"], url_path=r"profiles/(?P<rank>[0-9]+)/file", url_name="profile-file")
+    def profile_file(self, request, pk=None, rank=None):
+        """A profiled rank's file: the Chrome trace (torch; open it in Perfetto or chrome://tracing) or pstats."""
+        return profile_downloads.response(self.get_object(), int(rank))
 
     @staticmethod
     def _after(request) -> int:

@@ -4,7 +4,7 @@ import sys
 
 from django.conf import settings
 
-from training import strategies
+from training import profile_options, strategies
 from training.models import SCRIPT, Run, RunNode
 from training.strategies import NodeShare
 from training.workloads import WORKLOADS
@@ -25,11 +25,17 @@ def rendezvous_id(run: Run) -> str:
 def node_share(run: Run, part: RunNode, node_count: int) -> NodeShare:
     """Node ``part`` of ``run`` as its strategy needs it."""
     script = run.workload == SCRIPT
+    args = script_args(run.hyperparameters) + profile_options.workload_flags(run.profiler)
+    module, path = ("", run.script) if script else (WORKLOADS[run.workload].module, "")
+    if script and run.profiler.get("kind") == "cprofile":
+        # The script runs inside the cProfile wrapper, as a module under every strategy that runs scripts.
+        module, path = profile_options.CPROFILE_RUNNER, ""
+        args = [*profile_options.cprofile_prefix(run.profiler), run.script, *args]
     return NodeShare(
         processes=run.processes,
-        args=script_args(run.hyperparameters),
-        module="" if script else WORKLOADS[run.workload].module,
-        script=run.script if script else "",
+        args=args,
+        module=module,
+        script=path,
         workload="" if script else run.workload,
         node_rank=part.rank,
         node_count=node_count,

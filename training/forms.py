@@ -7,7 +7,7 @@ from django.utils import timezone
 from fleet.localtime import when
 from fleet.models import GPU, GPUModel, Node, Project, Reservation
 from fleet.reservations.choices import ReservationStatus
-from training import strategies
+from training import profile_options, strategies
 from training.choices import SweepMetric, SweepMode
 from training.launch import LaunchRequest, check_launch
 from training.models import SCRIPT
@@ -90,6 +90,21 @@ class LaunchForm(PlacementMixin, forms.Form):
     seed = _number_field("seed")
     size = _number_field("size")
     iterations = _number_field("iterations")
+    profile = forms.BooleanField(
+        required=False,
+        label="Profile a few steps",
+        help_text="Built-in workloads: the torch profiler over a window of steps; scripts: cProfile from start to end.",
+    )
+    profile_wait = forms.CharField(label="Wait (steps)", required=False, initial=profile_options.DEFAULTS["wait"])
+    profile_warmup = forms.CharField(
+        label="Warm-up (steps)", required=False, initial=profile_options.DEFAULTS["warmup"]
+    )
+    profile_active = forms.CharField(
+        label="Recorded (steps)", required=False, initial=profile_options.DEFAULTS["active"]
+    )
+    profile_ranks = forms.ChoiceField(
+        label="Profile", choices=[("0", "rank 0"), ("all", "every rank")], initial="0", required=False
+    )
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
@@ -118,10 +133,21 @@ class LaunchForm(PlacementMixin, forms.Form):
             hyperparameters={name: data[name] for name in taken if data.get(name) not in (None, "")},
             override=data["override"],
             booking=data["booking"] or None,
+            profiler=self.profiler_options(data),
         )
         self.plan, errors = check_launch(request)
-        self.add_errors(errors)
+        self.add_errors({("profile" if name == "profiler" else name): message for name, message in errors.items()})
         return data
+
+    @staticmethod
+    def profiler_options(data: dict) -> dict | None:
+        """The profiler fields as the API's ``profiler`` object; a script takes only the ranks (cProfile)."""
+        if not data.get("profile"):
+            return None
+        options = {"ranks": data.get("profile_ranks") or profile_options.DEFAULTS["ranks"]}
+        if data["workload"] != SCRIPT:
+            options.update({name: data.get(f"profile_{name}") for name in profile_options.WINDOW})
+        return options
 
 
 class SweepForm(PlacementMixin, forms.Form):

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from fleet.availability import unfree
 from fleet.models import GPU, Node, Project, Reservation
-from training import accounts, costs, strategies
+from training import accounts, costs, profile_options, strategies
 from training.choices import RunStatus
 from training.dispatch import send_share
 from training.models import SCRIPT, Run, RunNode
@@ -44,6 +44,7 @@ class LaunchRequest:
     override: bool = False  # an admin launching over someone else's processes
     booking: str | None = None  # one of the user's bookings (its UUID): the run takes its GPUs and time
     placed_later: bool = False  # a sweep's run: its GPU is chosen, free, when it starts (training/sweep_dispatch.py)
+    profiler: Any = None  # profiler options (training/profile_options.py); None: off
 
 
 @dataclass
@@ -63,6 +64,7 @@ class LaunchPlan:
     override: str = ""  # what an admin launched over, recorded on the run
     reservation: Reservation | None = None  # the booking of a run that waits for it to begin
     start_at: datetime | None = None
+    profiler: dict[str, Any] = field(default_factory=dict)
 
 
 def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, str]]:
@@ -79,6 +81,7 @@ def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, s
     if errors.keys() & {"workload", "script", "gpus", "node"}:
         return None, errors
     params = check_params(request, nodes, errors)
+    profiler = check_profiler(request, params, errors)
     if script and params.get("strategy"):
         refused = strategies.get(params["strategy"]).check_script(script)
         if refused:
@@ -106,6 +109,7 @@ def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, s
         override=override,
         reservation=window.reservation if later else None,
         start_at=window.start if later else None,
+        profiler=profiler,
     )
     return plan, {}
 
@@ -197,6 +201,21 @@ def check_params(request: LaunchRequest, nodes, errors: dict) -> dict[str, Any]:
     return clean
 
 
+def check_profiler(request: LaunchRequest, params: dict[str, Any], errors: dict) -> dict[str, Any]:
+    """The profiler's clean options ({} for off); a problem goes under ``profiler``."""
+    spec = SCRIPT_SPEC if request.workload == SCRIPT else WORKLOADS[request.workload]
+    who = "A script" if request.workload == SCRIPT else request.workload
+    name = params.get("strategy")
+    strategy = strategies.get(name) if name in strategies.STRATEGIES else None
+    try:
+        options = profile_options.check(request.profiler, spec, who, strategy)
+        profile_options.check_length(options, spec, params)
+    except profile_options.ProfilerRefused as refused:
+        errors["profiler"] = str(refused)
+        return {}
+    return options
+
+
 def check_free(request: LaunchRequest, errors: dict) -> str:
     """Refuse GPUs that others booked or whose memory others' processes hold (fleet/availability.py).
 
@@ -235,6 +254,7 @@ def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
             strategy=plan.strategy,
             processes=plan.processes,
             hyperparameters=plan.hyperparameters,
+            profiler=plan.profiler,
         )
     scheduled = plan.start_at is not None
     with transaction.atomic():
@@ -251,6 +271,7 @@ def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
             strategy=plan.strategy,
             processes=plan.processes,
             hyperparameters=plan.hyperparameters,
+            profiler=plan.profiler,
             override=plan.override,
         )
         run.gpus.set(plan.gpus)

@@ -72,6 +72,9 @@ class Run(models.Model):
     gpus = models.ManyToManyField(GPU, related_name="runs", blank=True)
     processes = models.PositiveSmallIntegerField(default=1, help_text="Processes per node.")
     hyperparameters = models.JSONField(default=dict)
+    profiler = models.JSONField(
+        default=dict, blank=True, help_text="Profiler options (training/profile_options.py); empty: off."
+    )
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
     error = models.TextField(blank=True)
     exit_code = models.IntegerField(null=True, blank=True)
@@ -236,3 +239,23 @@ class RunLog(models.Model):
 
     def __str__(self) -> str:
         return self.line[:80]
+
+
+class RunProfile(models.Model):
+    """What the profiler recorded on one rank of a run: its summary, and its trace or pstats file."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="profiles")
+    rank = models.PositiveIntegerField(help_text="The global rank of the process that was profiled.")
+    kind = models.CharField(max_length=16, help_text="torch (Chrome trace) or cprofile (pstats).")
+    summary = models.JSONField(default=dict, help_text="Top operators or functions, and the step-time split.")
+    data = models.BinaryField(blank=True, help_text="The trace or pstats file, gzip-compressed; empty when too large.")
+    size = models.PositiveBigIntegerField(default=0, help_text="The file's size before compression, in bytes.")
+    note = models.CharField(max_length=300, blank=True, help_text="Why the file is missing, when it is.")
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run", "rank"]
+        constraints = [models.UniqueConstraint(fields=["run", "rank"], name="run_profile_unique_rank")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} rank {self.rank} ({self.kind})"

@@ -18,10 +18,10 @@ from django.utils import timezone
 
 from fleet.models import GPU
 from monitoring.health.burnin import record_burnin
-from training import accounts, broadcast, environment
+from training import accounts, broadcast, environment, profiles
 from training.choices import RunNodeStatus, RunStatus
 from training.commands import node_argv
-from training.models import IllegalTransition, Run, RunNode
+from training.models import IllegalTransition, Run, RunLog, RunNode
 from training.process import ProcessGroup, adopt_orphans, kill_descendants
 from training.serializers import state_payload
 from training.stream import RunStream
@@ -63,6 +63,7 @@ def run_share(run_node_id: int, worker: str) -> str:
             return end_share(part, None, None)
         group = start_group(run, part)
         code, stream = follow(group, run, part)
+        keep_profiles(run, part)
         return end_share(part, code, stream)
     except accounts.AccountRefused as refused:
         fail_run(part, str(refused))
@@ -227,6 +228,17 @@ def safe_flush(stream: RunStream) -> bool:
 def read_control(run: Run) -> Control:
     status, cancel, rendezvous = Run.objects.values_list("status", "cancel_requested_at", "rendezvous").get(pk=run.pk)
     return Control(status, cancel is not None, rendezvous)
+
+
+def keep_profiles(run: Run, part: RunNode) -> None:
+    """Store what the profiler left on this node before the run's end is announced; never fails the run."""
+    try:
+        lines = profiles.collect(run)
+    except Exception:
+        log.exception("run %s: could not store its profile", run.pk)
+        lines = ["[fleet] the profile could not be stored; the node worker's log says why"]
+    if lines:
+        RunLog.objects.bulk_create(RunLog(run_id=run.pk, node_rank=part.rank, line=line) for line in lines)
 
 
 def end_share(part: RunNode, code: int | None, stream: RunStream | None) -> str:

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from fleet.models import GPU
 from training import costs
 from training.choices import RunStatus
-from training.models import Run, RunLog, RunMetric, RunNode, Sweep
+from training.models import Run, RunLog, RunMetric, RunNode, RunProfile, Sweep
 from training.waiting import waiting_for
 
 
@@ -135,6 +135,7 @@ class RunSerializer(RunStateSerializer):
             "strategy",
             "processes",
             "hyperparameters",
+            "profiler",
             "nodes",
             "gpus",
             "rendezvous",
@@ -157,6 +158,21 @@ class RunSerializer(RunStateSerializer):
 
     def get_url(self, run: Run) -> str:
         return reverse("training:run", args=[run.pk])
+
+
+class RunProfileSerializer(serializers.ModelSerializer):
+    """One profiled rank: its summary, and where its file downloads."""
+
+    file = serializers.SerializerMethodField(help_text="API address of the trace (torch) or pstats (cprofile) file.")
+
+    class Meta:
+        model = RunProfile
+        fields = ["rank", "kind", "summary", "size", "note", "created", "file"]
+
+    def get_file(self, profile: RunProfile) -> str | None:
+        if not profile.size:
+            return None
+        return reverse("training:api-run-profile-file", args=[profile.run_id, profile.rank])
 
 
 def state_payload(run: Run, metrics: list[RunMetric] = (), logs: list[RunLog] = ()) -> dict:

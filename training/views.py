@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from fleet.localtime import in_local_time
 from fleet.models import GPU
 from monitoring.health.models import BurnIn
-from training import costs, env_diff, strategies
+from training import costs, env_diff, profile_downloads, profile_tables, strategies
 from training.access import can_change, visible_run_or_404, visible_runs, visible_sweeps
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus
@@ -72,6 +72,10 @@ def initial_from(request) -> dict:
         return {}
     initial = {"name": run.name, "project": run.project_id, "workload": run.workload, "script": run.script}
     initial.update(strategy=run.strategy, processes=run.processes, gpus=list(run.gpus.values_list("pk", flat=True)))
+    if run.profiler:
+        initial.update(
+            profile=True, **{f"profile_{key}": value for key, value in run.profiler.items() if key != "kind"}
+        )
     return {**initial, **run.hyperparameters}
 
 
@@ -112,6 +116,7 @@ def run_detail(request, pk: int):
         "can_change": can_change(request.user, run),
         "cost": costs.run_cost(run),
         "gpu_hours": costs.run_gpu_hours(run),
+        "profiles": profile_tables.profile_views(run),
     }
     return render(request, "training/run.html", context)
 
@@ -119,6 +124,11 @@ def run_detail(request, pk: int):
 def run_burnins(run: Run):
     """A burn-in's health records, one per GPU in node and index order."""
     return BurnIn.objects.filter(run=run).select_related("gpu__node").order_by("gpu__node__hostname", "gpu__index")
+
+
+def profile_file(request, pk: int, rank: int):
+    """A profiled rank's trace or pstats file, for whoever may see the run."""
+    return profile_downloads.response(visible_run_or_404(request.user, pk), rank)
 
 
 ENVIRONMENT_ORDER = (

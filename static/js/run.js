@@ -97,6 +97,8 @@
     error.hidden = !run.error;
     error.textContent = run.error || "";
     showEnvironment(run.environment || {});
+    const profileReady = document.getElementById("profile-ready");
+    if (profileReady && FINISHED.includes(run.status)) profileReady.hidden = false;  // stored before the end is sent
     const cancel = document.getElementById("cancel-form");
     if (cancel && FINISHED.includes(run.status)) cancel.remove();
     else if (cancel && run.cancel_requested_at) {

@@ -20,6 +20,7 @@ class Hogwild(Strategy):
     one_gpu = True
     shares_device = True
     runs_scripts = False
+    profiles = False  # its workers train in separate processes the supervisor does not profile
 
     def command(self, share: NodeShare) -> list[str]:
         return hogwild_argv(share.workload, share.processes, share.args)

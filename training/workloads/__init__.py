@@ -33,6 +33,7 @@ class Workload:
     defaults: dict[str, object]  # their values when the form leaves them out
     records_health: bool = False  # a finished run stores a health record per GPU (monitoring/health/)
     measures: tuple[str, ...] = TRAINING_MEASURES
+    profiler: str | None = None  # "torch" (steps of its training loop), "cprofile" (the whole program) or None
 
 
 TRAINING_PARAMS = ("epochs", "batch_size", "lr", "optimizer", "seed")
@@ -45,6 +46,7 @@ WORKLOADS: dict[str, Workload] = {
         train_size=DIGITS_TRAIN_SIZE,
         params=TRAINING_PARAMS,
         defaults={"epochs": 30, "batch_size": 32, "lr": 0.002, "optimizer": "adam", "seed": 0},
+        profiler="torch",
     ),
     "synthetic": Workload(
         module="training.workloads.synthetic",
@@ -53,6 +55,7 @@ WORKLOADS: dict[str, Workload] = {
         train_size=SYNTHETIC_TRAIN_SIZE,
         params=TRAINING_PARAMS,
         defaults={"epochs": 10, "batch_size": 64, "lr": 0.001, "optimizer": "adam", "seed": 0},
+        profiler="torch",
     ),
     "burnin": Workload(
         module="training.workloads.burnin",
@@ -81,4 +84,5 @@ SCRIPT_SPEC = Workload(
     train_size=None,
     params=TRAINING_PARAMS,
     defaults={"epochs": 10, "batch_size": 32, "lr": 0.001, "optimizer": "adam", "seed": 0},
+    profiler="cprofile",
 )
