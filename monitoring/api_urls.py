@@ -3,7 +3,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from monitoring.alerts.api import AlertViewSet, IdlePolicyViewSet, UserBudgetViewSet
+from monitoring.alerts.api import AlertViewSet, IdlePolicyViewSet, SilenceViewSet, UserBudgetViewSet
 from monitoring.costs.api import CostsView
 from monitoring.notify.api import NotificationViewSet, PreferenceView, WebhookViewSet
 from monitoring.processes.api import StopView
@@ -12,6 +12,7 @@ router = SimpleRouter()
 router.register("api/alerts", AlertViewSet, basename="api-alert")
 router.register("api/notifications", NotificationViewSet, basename="api-notification")
 router.register("api/webhooks", WebhookViewSet, basename="api-webhook")
+router.register("api/silences", SilenceViewSet, basename="api-silence")
 router.register("api/idle-policies", IdlePolicyViewSet, basename="api-idle-policy")
 router.register("api/budgets/users", UserBudgetViewSet, basename="api-user-budget")
 

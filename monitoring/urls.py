@@ -1,5 +1,6 @@
 from django.urls import include, path
 
+from monitoring.alerts import silence_views
 from monitoring.alerts import views as alerts
 from monitoring.costs import views as costs
 from monitoring.live import api
@@ -24,6 +25,8 @@ urlpatterns = [
     path("alerts/<int:pk>/acknowledge/", alerts.acknowledge, name="alert_acknowledge"),
     path("alerts/<int:pk>/snooze/", alerts.snooze, name="alert_snooze"),
     path("alerts/settings/", notify.settings_page, name="alert_settings"),
+    path("alerts/silences/", silence_views.silence_list, name="silences"),
+    path("alerts/silences/<int:pk>/expire/", silence_views.silence_expire, name="silence_expire"),
     path("alerts/webhooks/<int:pk>/delete/", notify.webhook_delete, name="webhook_delete"),
     path("alerts/webhooks/<int:pk>/toggle/", notify.webhook_toggle, name="webhook_toggle"),
     path("notifications/", notify.center, name="notifications"),

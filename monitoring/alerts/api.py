@@ -1,22 +1,25 @@
-"""/api/alerts/ (list, detail, acknowledge, snooze), /api/idle-policies/ and /api/budgets/users/."""
+"""/api/alerts/ (list, detail, acknowledge, snooze), /api/silences/, /api/idle-policies/ and /api/budgets/users/."""
 
 from datetime import timedelta
 
+from django.db.models import Q
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import permissions, viewsets
+from rest_framework import mixins, permissions, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 
 from fleet.models import UserBudget
-from monitoring.alerts import lifecycle
+from monitoring.alerts import lifecycle, silences
 from monitoring.alerts.access import can_act, mine, scope_for, visible_alerts
 from monitoring.alerts.choices import AlertKind, AlertStatus
-from monitoring.alerts.models import Alert, IdlePolicy
+from monitoring.alerts.models import Alert, IdlePolicy, Silence
 from monitoring.alerts.serializers import (
     AlertDetailSerializer,
     AlertSerializer,
     IdlePolicySerializer,
+    SilenceSerializer,
     SnoozeSerializer,
     UserBudgetSerializer,
 )
@@ -127,3 +130,35 @@ class UserBudgetViewSet(viewsets.ModelViewSet):
     permission_classes = [permissions.IsAdminUser]
     queryset = UserBudget.objects.select_related("user").order_by("user__username")
     lookup_value_regex = "[0-9]+"
+
+
+@extend_schema(
+    parameters=[OpenApiParameter("active", bool, description="Only the silences in force now (true) or not (false).")]
+)
+class SilenceViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Admin silences: the alerts they match notify nobody until they end. Anyone reads; admins add and
+    expire (DELETE ends a silence now and keeps it as history)."""
+
+    serializer_class = SilenceSerializer
+    permission_classes = [permissions.IsAuthenticated, StaffWritesOthersRead]
+    lookup_value_regex = "[0-9]+"
+
+    def get_queryset(self):
+        rows = Silence.objects.select_related("node", "user", "created_by")
+        if self.action == "list" and "active" in self.request.query_params:
+            wanted = self.request.query_params["active"]
+            if wanted not in ("true", "false"):
+                raise ValidationError({"active": 'Use "true" or "false".'})
+            now = timezone.now()
+            live = Q(starts_at__lte=now, ends_at__gt=now)
+            rows = rows.filter(live) if wanted == "true" else rows.exclude(live)
+        return rows
+
+    def perform_destroy(self, instance: Silence) -> None:
+        silences.expire(instance)

@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from fleet.models import GPU, Node, Project
@@ -263,3 +263,58 @@ class Reclaim(models.Model):
     @property
     def status_colour(self) -> str:
         return ReclaimStatus(self.status).colour
+
+
+class Silence(models.Model):
+    """Mutes notifications of the alerts it matches for a period, the way Alertmanager's silences do: every
+    matcher given must match (node, owner, rule); the alerts still open and show on the pages."""
+
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, null=True, blank=True, related_name="silences")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="silences",
+        help_text="The alerts' owner.",
+    )
+    kind = models.CharField(max_length=32, choices=alert_kinds, blank=True, help_text="The rule's alert kind.")
+    starts_at = models.DateTimeField(default=timezone.now)
+    ends_at = models.DateTimeField()
+    reason = models.CharField(max_length=200)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-ends_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(node__isnull=False) | Q(user__isnull=False) | ~Q(kind=""),
+                name="silence_matches_something",
+                violation_error_message="Silence by node, user or rule (at least one).",
+            ),
+            models.CheckConstraint(condition=Q(ends_at__gte=F("starts_at")), name="silence_ends_after_start"),
+            models.CheckConstraint(condition=~Q(reason=""), name="silence_has_reason"),
+        ]
+        indexes = [models.Index(fields=["ends_at"], name="silence_ends_at")]
+
+    def __str__(self) -> str:
+        return f"Silence of {self.matchers()} until {self.ends_at:%Y-%m-%d %H:%M} UTC"
+
+    def matchers(self) -> str:
+        parts = [f"node {self.node}" if self.node_id else "", f"user {self.user}" if self.user_id else ""]
+        parts.append(f"rule {self.get_kind_display()}" if self.kind else "")
+        return ", ".join(p for p in parts if p)
+
+    def matches(self, alert: Alert) -> bool:
+        return (
+            (self.node_id is None or self.node_id == alert.node_id)
+            and (self.user_id is None or self.user_id == alert.owner_id)
+            and (not self.kind or self.kind == alert.kind)
+        )
+
+    def is_active(self, now=None) -> bool:
+        now = now or timezone.now()
+        return self.starts_at <= now < self.ends_at

@@ -1,11 +1,16 @@
 """JSON of alerts, their history, idle-process policies and budgets."""
 
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
 from django.urls import reverse
 from rest_framework import serializers
 from rest_framework.validators import UniqueValidator
 
-from fleet.models import UserBudget
-from monitoring.alerts.models import Alert, AlertEvent, IdlePolicy
+from fleet.models import Node, UserBudget
+from monitoring.alerts import silences
+from monitoring.alerts.choices import AlertKind
+from monitoring.alerts.models import Alert, AlertEvent, IdlePolicy, Silence
 
 
 class AlertEventSerializer(serializers.ModelSerializer):
@@ -107,3 +112,49 @@ class UserBudgetSerializer(serializers.ModelSerializer):
         model = UserBudget
         fields = ["id", "user", "monthly_budget"]
         extra_kwargs = {"monthly_budget": {"error_messages": {"min_value": "A budget cannot be below zero."}}}
+
+
+class SilenceSerializer(serializers.ModelSerializer):
+    node = serializers.SlugRelatedField(
+        slug_field="hostname", queryset=Node.objects.all(), required=False, allow_null=True, help_text="A hostname."
+    )
+    user = serializers.SlugRelatedField(
+        slug_field="username",
+        queryset=get_user_model().objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="The alerts' owner (a username).",
+    )
+    kind = serializers.ChoiceField(choices=AlertKind.choices, required=False, allow_blank=True, help_text="The rule.")
+    minutes = serializers.IntegerField(
+        write_only=True,
+        min_value=1,
+        max_value=int(silences.MAX_DURATION.total_seconds() // 60),
+        help_text="How long, from now: 1 minute to 30 days.",
+    )
+    reason = serializers.CharField(max_length=200)
+    created_by = serializers.StringRelatedField(allow_null=True)
+    active = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Silence
+        fields = ["id", "node", "user", "kind", "minutes", "reason", "starts_at", "ends_at", "created_by", "active"]
+        read_only_fields = ["starts_at", "ends_at"]
+
+    def get_active(self, obj: Silence) -> bool:
+        return obj.is_active()
+
+    def validate(self, data: dict) -> dict:
+        if not (data.get("node") or data.get("user") or data.get("kind")):
+            raise serializers.ValidationError("Silence by node, user or rule (at least one).")
+        return data
+
+    def create(self, data: dict) -> Silence:
+        return silences.create(
+            by=self.context["request"].user,
+            duration=timedelta(minutes=data["minutes"]),
+            reason=data["reason"],
+            node=data.get("node"),
+            user=data.get("user"),
+            kind=data.get("kind") or "",
+        )

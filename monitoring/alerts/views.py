@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from fleet.localtime import in_local_time
-from monitoring.alerts import lifecycle
+from monitoring.alerts import lifecycle, silences
 from monitoring.alerts.access import can_act, mine, scope_for, visible_alerts
 from monitoring.alerts.choices import AlertKind, AlertStatus
 from monitoring.alerts.evidence import evidence
@@ -45,6 +45,8 @@ def listing(request):
         "kinds": AlertKind.choices,
         "counts": counts,
         "eval_interval": f"{settings.ALERT_EVAL_INTERVAL_S:g}",
+        "silences": list(silences.active()),
+        "silenced": silences.silenced_ids(page.object_list),
     }
     return render(request, "monitoring/alerts.html", context)
 
@@ -59,6 +61,7 @@ def detail(request, pk: int):
         "notifications": alert_notifications(request.user, alert),
         "can_act": can_act(request.user, alert),
         "evidence": evidence(alert),
+        "silence": silences.silencing(alert) if alert.is_open else None,
         "snooze_form": SnoozeForm(),
     }
     return render(request, "monitoring/alert.html", context)

@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from monitoring.alerts import silences
 from monitoring.alerts.choices import AlertEventKind, AlertKind, AlertSeverity, AlertStatus
 from monitoring.alerts.models import AlertEvent
 from monitoring.notify import grouping
@@ -62,6 +63,8 @@ def wanted(event: AlertEvent) -> list[tuple[object, str, object]]:
     """(person, transport, webhook) for everyone who hears about this event."""
     if not AlertEventKind(event.kind).notifies or is_delivered_notice(event):
         return []
+    if silences.silencing(event.alert, event.created):
+        return []  # an admin's silence: the alert is there to see, nobody is told
     found = [
         (user, kind, hook) for user in audience(event) for kind, hook in channels(user, event, preferences_of(user))
     ]
