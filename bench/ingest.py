@@ -41,6 +41,7 @@ from django.db import connection  # noqa: E402
 
 from fleet.embedded import free_port  # noqa: E402
 from fleet.nodes import add_node  # noqa: E402
+from fleet.serving import uvicorn_websocket_options  # noqa: E402
 from monitoring.agent.metrics import METRIC_KEYS, METRICS  # noqa: E402
 
 GPUS = 8
@@ -63,13 +64,16 @@ assert set(READING) == set(METRIC_KEYS)
 
 
 def server_argv(kind: str, port: int) -> list[str]:
-    """A server name, optionally with its own options: "uvicorn", "uvicorn:--ws-per-message-deflate=false"."""
+    """A server name, optionally with its own options: "uvicorn", "uvicorn:--workers 2".
+
+    uvicorn gets the shipped websocket options (fleet/serving.py) first, so options given here override them.
+    """
     name, _, options = kind.partition(":")
     extra = options.split() if options else []
     if name == "daphne":
         return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), *extra, "fleet.asgi:application"]
     app = [sys.executable, "-m", "uvicorn", "fleet.asgi:application"]
-    return [*app, "--host", "127.0.0.1", "--port", str(port), "--no-access-log", *extra]
+    return [*app, "--host", "127.0.0.1", "--port", str(port), "--no-access-log", *uvicorn_websocket_options(), *extra]
 
 
 def start_server(kind: str, writer: str, log_dir: Path) -> tuple[subprocess.Popen, int]:

@@ -1,34 +1,40 @@
 """Blast radius: the ack latency of well-behaved agents alone, then while one node floods garbage, in one run.
 
     DATABASE_URL=... REDIS_URL=... SECRET_KEY=dev \\
-        python bench/ingest_isolation.py [--agents 8] [--rate 10] [--seconds 20] [--flooders 1]
+        python bench/ingest_isolation.py [--agents 8] [--rate 10] [--seconds 20] [--flooders 1] \\
+                                         [--server "uvicorn:--ws-per-message-deflate=true"]
 
-One server process (uvicorn, COPY writer, the shipped limits). The well-behaved agents of bench/ingest.py
-send frames of 8 GPUs at --rate frames/s each. Phase one measures their ack latency alone; phase two
-measures it again while --flooders node(s) send hostile frames as fast as the connection takes them
-(not JSON, deep nesting, 1 MiB of junk, NUL and lone surrogates, frames whose every sample is refused,
-unknown GPUs), reconnecting at once whenever the server closes them. Reported: p50/p99/max ack latency
-of the good agents in each phase, their difference against the flush interval (INGEST_FLUSH_MS), the
-flood's frames and answers, and that every acked sample is stored.
+One server process (uvicorn, COPY writer, the shipped per-node limits; --server adds its options). The
+well-behaved agents of bench/ingest.py send frames of 8 GPUs at --rate frames/s each. Phase one measures
+their ack latency alone; phase two measures it again while --flooders node(s) send hostile frames as fast
+as the connection takes them (not JSON, deep nesting, 1 and 2 MiB of junk, NUL and lone surrogates, frames whose
+every sample is refused, unknown GPUs). A flooder expects the server to close it (4429 over its node's
+limits) and reconnects 10 ms later, again and again, as a broken agent without backoff would. Reported:
+p50/p99/max ack latency of the good agents in each phase and their ratio, the flood's frames, answers and
+close codes, and that every acked sample is stored.
 """
 
 import argparse
 import asyncio
+import collections
 import itertools
 import json
+import os
 import statistics
 import time
 import uuid
+from pathlib import Path
 
 from django.conf import settings
 from ingest import GPUS, LoadAgent, remove_nodes, start_server, stored_samples  # bench/ is on the path; sets Django up
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from fleet.nodes import add_node
 
 DEEP = "[" * 50_000 + "]" * 50_000
 JUNK = '{"type": "samples", "seq": 1, "samples": [], "pad": "' + "x" * (1024 * 1024 - 100) + '"}'
+OVERSIZE = JUNK.replace("x" * 1024, "y" * 2048)  # 2 MiB, over AGENT_MAX_FRAME_BYTES
 
 
 def garbage(flooder: LoadAgent) -> list[str]:
@@ -39,13 +45,17 @@ def garbage(flooder: LoadAgent) -> list[str]:
     nul["samples"][0]["processes"][0]["user"] = "\u0000\ud800"
     unknown = json.loads(flooder.template % {"seq": 9, "ts": time.time(), "start": time.time() - 60})
     unknown["samples"][0]["gpu"] = "GPU-not-mine"
-    return ["{not json", DEEP, JUNK, json.dumps(bad_samples), json.dumps(nul), json.dumps(unknown), "[]" * 1000]
+    refused = [json.dumps(bad_samples), json.dumps(nul), json.dumps(unknown)]
+    return ["{not json", DEEP, JUNK, *refused, "[]" * 1000, OVERSIZE]
 
 
 class Flooder:
+    """One hostile node: garbage as fast as the connection takes it; closed, it is back 10 ms later."""
+
     def __init__(self, agent: LoadAgent):
         self.agent = agent
-        self.frames = self.answers = self.closes = 0
+        self.frames = self.answers = 0
+        self.closes: collections.Counter = collections.Counter()
 
     async def run(self, url: str, stop: asyncio.Event) -> None:
         frames = itertools.cycle(garbage(self.agent))
@@ -53,16 +63,21 @@ class Flooder:
             try:
                 headers = {"Authorization": f"Bearer {self.agent.token}"}
                 async with connect(url, additional_headers=headers, max_size=None) as ws:
-                    await ws.send(self.agent.hello())
-                    await ws.recv()
                     reader = asyncio.create_task(self.read(ws))
-                    while not stop.is_set():
-                        await ws.send(next(frames))
-                        self.frames += 1
-                    reader.cancel()
-            except (ConnectionClosed, OSError):
-                self.closes += 1
-                await asyncio.sleep(0.01)
+                    try:
+                        await ws.send(self.agent.hello())
+                        while not stop.is_set():
+                            await ws.send(next(frames))
+                            self.frames += 1
+                    finally:
+                        reader.cancel()
+            except ConnectionClosed as closed:
+                self.closes[closed.rcvd.code if closed.rcvd else "no close frame"] += 1
+            except InvalidStatus as refused:
+                self.closes[f"HTTP {refused.response.status_code}"] += 1
+            except OSError as error:
+                self.closes[type(error).__name__] += 1
+            await asyncio.sleep(0.01)
 
     async def read(self, ws) -> None:
         async for _ in ws:
@@ -78,7 +93,11 @@ async def phase(url: str, agents: list[LoadAgent], flooders: list[Flooder], warm
     await asyncio.sleep(seconds)
     latencies = sorted(x for a, n in zip(agents, first, strict=True) for x in a.latencies[n:])
     stop.set()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+        if isinstance(outcome, BaseException):
+            print(f"a client failed: {outcome!r}")
+    if not latencies:
+        raise SystemExit("the good agents got no acks; see the server log")
     return {
         "p50": 1000 * statistics.median(latencies),
         "p99": 1000 * latencies[int(len(latencies) * 0.99)],
@@ -86,7 +105,7 @@ async def phase(url: str, agents: list[LoadAgent], flooders: list[Flooder], warm
         "acks": len(latencies),
         "flood_frames": sum(f.frames for f in flooders),
         "flood_answers": sum(f.answers for f in flooders),
-        "flood_closes": sum(f.closes for f in flooders),
+        "flood_closes": sum((f.closes for f in flooders), collections.Counter()),
     }
 
 
@@ -97,15 +116,17 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--warmup", type=float, default=3)
     parser.add_argument("--flooders", type=int, default=1)
+    parser.add_argument("--server", default="uvicorn", help='e.g. "uvicorn:--ws-per-message-deflate=true"')
     parser.add_argument("--logs", default="var/bench")
     args = parser.parse_args()
     run = uuid.uuid4().hex[:6]
     nodes = [add_node(f"iso-{run}-{i:03d}") for i in range(args.agents + args.flooders)]
     node_ids = [node.pk for node, _ in nodes]
-    from pathlib import Path
-
     Path(args.logs).mkdir(parents=True, exist_ok=True)
-    process, port = start_server("uvicorn", "copy", Path(args.logs))
+    # The shipped per-node limits (bench/ingest.py lifts them for its load generator unless they are set).
+    os.environ.setdefault("AGENT_MAX_FRAMES_PER_S", str(settings.AGENT_MAX_FRAMES_PER_S))
+    os.environ.setdefault("AGENT_MAX_BYTES_PER_S", str(settings.AGENT_MAX_BYTES_PER_S))
+    process, port = start_server(args.server, "copy", Path(args.logs))
     url = f"ws://127.0.0.1:{port}/ws/agent/"
     try:
         good = [LoadAgent(n.hostname, t, 32, args.rate) for n, t in nodes[: args.agents]]
@@ -121,12 +142,13 @@ def main() -> None:
         process.wait(timeout=20)
         remove_nodes(node_ids)
     flush_ms = settings.INGEST_FLUSH_MS
-    print(f"{args.agents} agents x {GPUS} GPUs at {args.rate:g} frames/s, {args.flooders} flooder(s), "
-          f"{args.seconds:g} s per phase, flush interval {flush_ms:g} ms")  # fmt: skip
-    print("phase | ack p50 | ack p99 | max | good acks | flood frames / answers / closes")
+    print(f"{args.server}: {args.agents} agents x {GPUS} GPUs at {args.rate:g} frames/s, {args.flooders} "
+          f"flooder(s), {args.seconds:g} s per phase, flush interval {flush_ms:g} ms")  # fmt: skip
+    print("phase | ack p50 | ack p99 | max | good acks | flood frames / answers | closes by code")
     for name, r in (("alone", alone), ("while flooded", flooded)):
+        closes = ", ".join(f"{code}: {n}" for code, n in r["flood_closes"].most_common()) or "-"
         print(f"{name} | {r['p50']:.1f} ms | {r['p99']:.1f} ms | {r['max']:.0f} ms | {r['acks']} | "
-              f"{r['flood_frames']} / {r['flood_answers']} / {r['flood_closes']}")  # fmt: skip
+              f"{r['flood_frames']} / {r['flood_answers']} | {closes}")  # fmt: skip
     print(f"p50 {flooded['p50'] / alone['p50']:.2f}x (+{flooded['p50'] - alone['p50']:.1f} ms), "
           f"p99 {flooded['p99'] / alone['p99']:.2f}x (+{flooded['p99'] - alone['p99']:.1f} ms); "
           f"stored = acked: {stored} = {acked} {'yes' if stored == acked else 'NO'}")  # fmt: skip

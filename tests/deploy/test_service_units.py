@@ -116,3 +116,11 @@ def test_systemd_analyze_verifies_every_unit_against_the_installed_roles(roles, 
     )
 
     assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+def test_the_web_server_refuses_oversize_websocket_messages_and_compression_as_the_tests_server_does():
+    from fleet.serving import uvicorn_websocket_options
+
+    [command] = units()["gpu-fleet-web.service"]["Service"]["ExecStart"]
+
+    assert " ".join(uvicorn_websocket_options()) in command

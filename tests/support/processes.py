@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import connection
 
 from fleet.embedded import free_port
+from fleet.serving import uvicorn_websocket_options
 
 BASE_DIR = Path(settings.BASE_DIR)
 
@@ -73,6 +74,7 @@ class ServerProcess:
             "--port",
             str(self.port),
             "--no-access-log",
+            *uvicorn_websocket_options(),
         ]
         self.process = subprocess.Popen(argv, env=env, cwd=BASE_DIR, stdout=self.log, stderr=subprocess.STDOUT)
         wait_for_http(self.url + "/healthz", process=self.process)
