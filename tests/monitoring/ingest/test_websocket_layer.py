@@ -5,6 +5,7 @@ Through the real uvicorn (tests/conftest.py asgi_server, started with fleet/serv
 
 import asyncio
 import json
+import struct
 
 import pytest
 from django.conf import settings
@@ -32,7 +33,10 @@ def test_a_message_over_the_frame_limit_is_refused_unread_with_1009_and_nothing_
     async def send_oversize():
         ws = await welcomed(url, token, "gpu-oversize")
         negotiated = [extension.name for extension in ws.protocol.extensions]
-        await ws.send("x" * (settings.AGENT_MAX_FRAME_BYTES + 1))
+        # Only the header of a text frame one byte over the limit, and a little of its payload: the server must
+        # refuse it from the header, without waiting for (or reading) the rest.
+        length = settings.AGENT_MAX_FRAME_BYTES + 1
+        ws.transport.write(b"\x81\xff" + struct.pack("!Q", length) + b"\x00" * 4 + b"x" * 16)
         with pytest.raises(ConnectionClosed) as closed:
             await asyncio.wait_for(ws.recv(), 30)
         return negotiated, closed.value.rcvd.code
