@@ -1,23 +1,33 @@
 """How long one evaluation of every alert rule takes for 1,000 GPUs with an hour of telemetry.
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/fleet_alerts_bench REDIS_URL=… SECRET_KEY=dev \\
-        python bench/alerts.py [--gpus 1000] [--interval 1] [--repeats 5]
+        python bench/alerts.py [--gpus 1000] [--interval 1] [--repeats 5] [--baseline-tree DIR]
 
 The database named in DATABASE_URL is dropped and made again (its name must end in "_bench"). The
 script migrates it, adds GPUs on 8-GPU nodes and writes an hour of 1 Hz samples for each through
-server-side INSERT … SELECT: a tenth of the GPUs hold a forgotten process at 0 %, one in fifty trains
-hot with thermal throttling, a tenth are empty and the rest train with a short dip every minute. It
-then runs the telemetry beat task's minute rollup, so the rules read what they read in production.
+server-side INSERT … SELECT: a tenth of the GPUs hold a forgotten process at 0 %, a tenth a serving
+process that worked in the hour's first ten minutes and idled since (underused: idle over the window,
+not forgotten), one in fifty trains hot with thermal throttling, a tenth are empty and the rest train
+with a short dip every minute. It then runs the telemetry beat task's minute rollup, so the rules read
+what they read in production.
 
 Measured: the first evaluation (it opens the alerts), then steady-state evaluations; the baseline
 in the same run is the same idle and health verdicts computed the naive way, with a handful of
 queries per GPU. Both must agree on which processes are idle. The usage rollup (a beat task every
 minute) is timed too: its first run over the hour, then a run that folds one more minute.
+
+`--baseline-tree DIR` (a checkout of an earlier commit, e.g. `git worktree add /tmp/before <commit>`)
+also times that tree's `engine.evaluate` on the same database in the same run, between two rounds of
+this tree's, so the two evaluations are compared under the same load. The floor, a loop of as many
+`SELECT 1` round trips as one evaluation makes, is timed in the same run too: on a loaded machine,
+the evaluation's ratio to it carries over where its milliseconds do not.
 """
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -59,6 +69,8 @@ def role_of(index: int) -> str:
         return "forgotten"
     if index % 10 == 1:
         return "empty"
+    if index % 10 == 3:
+        return "serving"
     if index % 50 == 2:
         return "hot"
     return "training"
@@ -83,8 +95,12 @@ def make_fleet(gpus: int) -> dict[int, str]:
 
 
 # Each GPU's readings by role and second; a metric not named here is N/A (NULL), as an agent would send it.
+UTIL = (
+    "CASE WHEN r.role IN ('forgotten', 'empty') THEN 0 WHEN r.role = 'serving' THEN "
+    "(CASE WHEN t < %(start)s + 600 THEN 95 ELSE 0 END) WHEN t %% 60 < 5 THEN 3 ELSE 92 END"
+)
 READINGS = {
-    "util_gpu": "CASE WHEN r.role IN ('forgotten', 'empty') THEN 0 WHEN t %% 60 < 5 THEN 3 ELSE 92 END",
+    "util_gpu": UTIL,
     "util_mem": "30",
     "mem_used_mib": "CASE WHEN r.role = 'empty' THEN 4 ELSE 60000 END",
     "temp_c": "CASE WHEN r.role = 'hot' THEN 88 ELSE 60 END",
@@ -102,11 +118,10 @@ SELECT r.gpu_id, to_timestamp(t), {", ".join(READINGS.get(key, "NULL") for key i
 FROM bench_roles r, generate_series(%(start)s::bigint, %(end)s::bigint - 1, %(step)s) AS t
 """
 
-PROCESSES_SQL = """
+PROCESSES_SQL = f"""
 INSERT INTO monitoring_processsample (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at)
 SELECT r.gpu_id, to_timestamp(t), 10000 + r.gpu_id, 'os' || lpad((r.gpu_id %% 20)::text, 2, '0'), 'python',
-       'python train.py', 59000,
-       CASE WHEN r.role = 'forgotten' THEN 0 WHEN t %% 60 < 5 THEN 3 ELSE 92 END, to_timestamp(%(started)s)
+       'python train.py', 59000, {UTIL}, to_timestamp(%(started)s)
 FROM bench_roles r, generate_series(%(start)s::bigint, %(end)s::bigint - 1, %(step)s) AS t
 WHERE r.role <> 'empty'
 """
@@ -148,7 +163,7 @@ def write_telemetry(roles: dict[int, str], now: datetime, interval: int) -> floa
 
 def latest_state(gpu, role: str, last: datetime, started: int) -> None:
     gpu.last_sample_at, gpu.ecc_volatile = last, 0
-    gpu.util_gpu = 0 if role in ("forgotten", "empty") else 92
+    gpu.util_gpu = 0 if role in ("forgotten", "empty", "serving") else 92
     gpu.temp_c = 88 if role == "hot" else 60
     gpu.clocks_event_reasons = 32 if role == "hot" else 0
     gpu.mem_used_mib = 4 if role == "empty" else 60000
@@ -208,6 +223,46 @@ def naive_verdicts(now: datetime) -> set[str]:
     return idle
 
 
+BASELINE = """
+import json, sys, time
+from datetime import datetime, timedelta
+import django
+django.setup()
+from django.conf import settings
+from monitoring.alerts import engine
+settings.AGENT_INTERVAL_S = float(sys.argv[2])
+now, times = datetime.fromisoformat(sys.argv[1]), []
+for i in range(int(sys.argv[3])):
+    began = time.perf_counter()
+    engine.evaluate(now + timedelta(milliseconds=100 * (i + 1)))
+    times.append(time.perf_counter() - began)
+print(json.dumps(times))
+"""
+
+
+def baseline_evaluations(tree: str, now: datetime, interval: int, runs: int) -> list[float]:
+    """The earlier tree's engine.evaluate on this database: its first run (which opens its alerts) dropped."""
+    env = {**os.environ, "PYTHONPATH": tree, "DJANGO_SETTINGS_MODULE": "fleet.settings"}
+    argv = [sys.executable, "-c", BASELINE, now.isoformat(), str(interval), str(runs + 1)]
+    done = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])[1:]
+
+
+def floor(queries: int, repeats: int) -> float:
+    """A loop of `queries` trivial round trips to PostgreSQL: what any evaluation pays at the least."""
+    from django.db import connection
+
+    runs = []
+    with connection.cursor() as cursor:
+        for _ in range(repeats):
+            began = time.perf_counter()
+            for _ in range(queries):
+                cursor.execute("SELECT 1")
+                cursor.fetchone()
+            runs.append(time.perf_counter() - began)
+    return statistics.median(runs)
+
+
 def timed(function, *args):
     began = time.perf_counter()
     result = function(*args)
@@ -219,6 +274,7 @@ def main() -> None:
     parser.add_argument("--gpus", type=int, default=1000)
     parser.add_argument("--interval", type=int, default=1, help="seconds between samples (agents default to 1)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--baseline-tree", help="a checkout of an earlier commit whose evaluation to time as well")
     args = parser.parse_args()
 
     recreate_database()
@@ -244,23 +300,29 @@ def main() -> None:
         f"({seconds:.0f} s to write)"
     )
 
+    def steady_round() -> list[float]:
+        return [timed(engine.evaluate, now + timedelta(milliseconds=100 * (i + 1)))[0] for i in range(args.repeats)]
+
     first, summary = timed(engine.evaluate, now)
-    steady = [timed(engine.evaluate, now + timedelta(seconds=i + 1))[0] for i in range(args.repeats)]
+    steady = steady_round()
+    before = baseline_evaluations(args.baseline_tree, now, args.interval, args.repeats) if args.baseline_tree else []
+    steady_again = steady_round() if before else []
 
     def set_based():
         idle = IdleProcessRule().evaluate(now, [])
         HealthRule().evaluate(now, [])
-        return {f.key for f in idle.findings}
+        return {s.candidate.key for s in idle.idle_stretches}, {f.key for f in idle.findings}
 
     rules = [timed(set_based)[0] for _ in range(args.repeats)]
     naive = [timed(naive_verdicts, now)[0] for _ in range(max(1, args.repeats // 2))]
-    idle_set, naive_idle = set_based(), naive_verdicts(now)
+    (idle_set, forgotten), naive_idle = set_based(), naive_verdicts(now)
     with CaptureQueriesContext(connection) as evaluate_queries:
-        engine.evaluate(now + timedelta(seconds=30))
+        engine.evaluate(now + timedelta(milliseconds=50))
     with CaptureQueriesContext(connection) as rules_queries:
         set_based()
     with CaptureQueriesContext(connection) as naive_queries:
         naive_verdicts(now)
+    floor_s = floor(len(evaluate_queries), args.repeats * 4)
     catch_up_s, _ = timed(rollup_usage, now - timedelta(seconds=60))
     usage_s, usage_rows = timed(rollup_usage, now + timedelta(seconds=5))
 
@@ -270,17 +332,28 @@ def main() -> None:
         f"({opened[AlertKind.IDLE_PROCESS]} idle, {opened[AlertKind.GPU_THROTTLING]} throttling, "
         f"{opened[AlertKind.GPU_TEMPERATURE]} temperature)"
     )
+    p50 = statistics.median(steady + steady_again)
     print(
-        f"steady evaluation (all rules, {args.repeats} runs): median {ms(statistics.median(steady))}, "
-        f"max {ms(max(steady))}, {len(evaluate_queries)} queries"
+        f"steady evaluation (all rules, {len(steady + steady_again)} runs): median {ms(p50)}, "
+        f"max {ms(max(steady + steady_again))}, {len(evaluate_queries)} queries"
     )
+    if before:
+        print(
+            f"  rounds: this tree {ms(statistics.median(steady))}, then {args.baseline_tree} "
+            f"{ms(statistics.median(before))}, then this tree {ms(statistics.median(steady_again))}; "
+            f"ratio this / earlier {p50 / statistics.median(before):.2f}"
+        )
+    print(f"floor, {len(evaluate_queries)} x SELECT 1: median {ms(floor_s)}; evaluation / floor {p50 / floor_s:.1f}")
     rules_s, naive_s = statistics.median(rules), statistics.median(naive)
     print(f"idle + health verdicts, set-based: median {ms(rules_s)} in {len(rules_queries)} queries")
     print(
         f"idle + health verdicts, naive per-GPU baseline: median {ms(naive_s)} in {len(naive_queries)} queries "
         f"({naive_s / rules_s:.1f}x slower)"
     )
-    print(f"both find the same {len(idle_set)} idle processes: {idle_set == naive_idle}")
+    print(
+        f"both find the same {len(idle_set)} idle processes: {idle_set == naive_idle} "
+        f"({len(forgotten)} forgotten and alerted, {len(idle_set - forgotten)} underused)"
+    )
     print(f"usage rollup: first run over the hour {ms(catch_up_s)}; next minute {ms(usage_s)} ({usage_rows} hour rows)")
 
 
