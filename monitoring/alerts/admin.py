@@ -1,8 +1,8 @@
-"""Admin for alerts, idle-process policies, reclaim exemptions and reclaims."""
+"""Admin for alerts, idle-process policies, idle stretches, reclaim exemptions and reclaims."""
 
 from django.contrib import admin
 
-from monitoring.alerts.models import Alert, AlertEvent, IdlePolicy, Reclaim, ReclaimExemption
+from monitoring.alerts.models import Alert, AlertEvent, IdlePolicy, IdleStretch, Reclaim, ReclaimExemption
 
 
 class AlertEventInline(admin.TabularInline):
@@ -41,6 +41,18 @@ class IdlePolicyAdmin(admin.ModelAdmin):
     list_display = ["project", "min_memory_mib", "max_util_pct", "window_minutes", "reclaim", "reclaim_grace_s"]
     list_filter = ["reclaim"]
     search_fields = ["project__name"]
+
+
+@admin.register(IdleStretch)
+class IdleStretchAdmin(admin.ModelAdmin):
+    list_display = ["name", "pid", "kind", "owner", "gpu", "began", "until", "rate"]
+    list_filter = ["kind"]
+    search_fields = ["name", "os_user", "owner__username", "key"]
+    readonly_fields = [f.name for f in IdleStretch._meta.fields]
+    list_select_related = ["owner", "gpu__node"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
 
 
 @admin.register(ReclaimExemption)

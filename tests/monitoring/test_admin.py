@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from fleet.models import UserBudget
-from monitoring.alerts.models import Alert, IdlePolicy, Reclaim, ReclaimExemption
+from monitoring.alerts.models import Alert, IdlePolicy, IdleStretch, Reclaim, ReclaimExemption
 from monitoring.costs.models import UsageHour
 from monitoring.notify.models import Notification, NotificationPreference, Webhook
 from tests.support.alerts import open_alert
@@ -12,6 +12,7 @@ from tests.support.alerts import open_alert
 MODELS = [
     Alert,
     IdlePolicy,
+    IdleStretch,
     ReclaimExemption,
     Reclaim,
     Webhook,

@@ -11,6 +11,7 @@ from monitoring.alerts.choices import IdleStretchKind
 from monitoring.alerts.models import IdleStretch
 from monitoring.costs.forecast import month_bounds
 from monitoring.costs.rollup import rollup_usage
+from monitoring.costs.stretches import underused
 from tests.support.monitoring import T0
 from tests.support.telemetry import add_gpu, process, stream
 from training.choices import RunStatus
@@ -157,3 +158,9 @@ def test_the_api_gives_the_idle_stretches_and_the_underused(cast, stretches, mon
     (line,) = report["underused"]
     assert (line["owner"], line["pid"], line["gpu"], line["stretches"]) == ("bob", 2, month["l40s"].uuid, 1)
     assert (line["idle_hours"], line["idle_cost"]) == (0.5, "0.75")
+
+
+def test_the_digest_reads_one_owners_underused_gpus(cast, stretches):
+    start, end = month_bounds(T0)
+    assert [u.owner for u in underused(start, end, owner=cast["teammate"])] == ["bob"]
+    assert underused(start, end, owner=cast["owner"]) == []  # alice's stretches are forgotten, not underused
