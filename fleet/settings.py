@@ -305,6 +305,10 @@ WEBHOOK_TIMEOUT_S = env_float("WEBHOOK_TIMEOUT_S", default=5.0, minimum=0.1)
 WEBHOOK_ALLOWED_NETWORKS = env_networks("WEBHOOK_ALLOWED_NETWORKS", default=[])
 NOTIFY_MAX_RETRIES = env_int("NOTIFY_MAX_RETRIES", default=5, minimum=0)
 NOTIFY_RETRY_BASE_S = env_float("NOTIFY_RETRY_BASE_S", default=30.0, minimum=0.0)
+# Daily digests go out at this hour of each person's own time zone; held messages are looked for every
+# NOTIFY_HELD_CHECK_S seconds (monitoring/notify/held.py).
+NOTIFY_DIGEST_HOUR = int(env_choice("NOTIFY_DIGEST_HOUR", default="8", choices=tuple(str(h) for h in range(24))))
+NOTIFY_HELD_CHECK_S = env_float("NOTIFY_HELD_CHECK_S", default=60.0, minimum=1.0)
 
 CELERY_BEAT_SCHEDULE |= {
     "alerts-evaluate": {
@@ -313,6 +317,11 @@ CELERY_BEAT_SCHEDULE |= {
         "options": {"expires": ALERT_EVAL_INTERVAL_S},  # a late evaluation is superseded by the next one
     },
     "costs-rollup-usage": {"task": "monitoring.tasks.rollup_usage", "schedule": 60.0},
+    "notify-send-held": {
+        "task": "monitoring.tasks.send_held_notifications",
+        "schedule": NOTIFY_HELD_CHECK_S,
+        "options": {"expires": NOTIFY_HELD_CHECK_S},
+    },
 }
 
 # Training runs (docs/runs.md).

@@ -9,6 +9,7 @@ from monitoring.alerts.reclaim import reclaim_process
 from monitoring.costs.rollup import rollup_usage_task
 from monitoring.notify.deliver import deliver_notification
 from monitoring.notify.dispatch import dispatch_event_task
+from monitoring.notify.held import send_held_notifications
 from monitoring.processes.stopping import stop_process
 from monitoring.storage.tasks import (
     enforce_retention,
@@ -29,5 +30,6 @@ __all__ = [
     "rollup_hours",
     "rollup_minutes",
     "rollup_usage_task",
+    "send_held_notifications",
     "stop_process",
 ]

@@ -1,5 +1,7 @@
 """/api/notifications/, /api/alert-preferences/ and /api/webhooks/: a person's own."""
 
+import zoneinfo
+
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
@@ -9,6 +11,7 @@ from rest_framework.views import APIView
 
 from monitoring.notify.choices import TransportKind
 from monitoring.notify.dispatch import preferences_of
+from monitoring.notify.forms import quiet_hours_error
 from monitoring.notify.live import broadcast_unread, unread_count
 from monitoring.notify.models import Notification, NotificationPreference, Webhook
 from monitoring.notify.serializers import NotificationSerializer
@@ -52,9 +55,32 @@ class NotificationViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 
 
 class PreferenceSerializer(serializers.ModelSerializer):
+    time_zone = serializers.ChoiceField(
+        choices=sorted(zoneinfo.available_timezones()), required=False, help_text="An IANA zone, e.g. Europe/Berlin."
+    )
+
     class Meta:
         model = NotificationPreference
-        fields = ["email", "email_min_severity", "webhooks", "resolved"]
+        fields = [
+            "email",
+            "email_min_severity",
+            "email_delivery",
+            "webhooks",
+            "webhook_delivery",
+            "resolved",
+            "quiet_start",
+            "quiet_end",
+            "time_zone",
+        ]
+        validators = []  # the quiet hours are checked below, with a clearer message than the constraint's
+
+    def validate(self, data: dict) -> dict:
+        start = data.get("quiet_start", getattr(self.instance, "quiet_start", None))
+        end = data.get("quiet_end", getattr(self.instance, "quiet_end", None))
+        error = quiet_hours_error(start, end)
+        if error:
+            raise serializers.ValidationError({"quiet_start": error})
+        return data
 
 
 class PreferenceView(APIView):

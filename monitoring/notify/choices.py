@@ -24,3 +24,11 @@ NOTIFICATION_STATUS_COLOURS = {
     NotificationStatus.SENT: "green",
     NotificationStatus.FAILED: "red",
 }
+
+
+class Delivery(models.TextChoices):
+    """When a person's email or webhook messages go out (in-app notifications always arrive at once)."""
+
+    IMMEDIATELY = "immediately", "Immediately"
+    HOURLY = "hourly", "Hourly digest"
+    DAILY = "daily", "Daily digest"

@@ -8,7 +8,7 @@ from django.utils import timezone
 from monitoring.alerts import silences
 from monitoring.alerts.choices import AlertEventKind, AlertKind, AlertSeverity, AlertStatus
 from monitoring.alerts.models import AlertEvent
-from monitoring.notify import grouping
+from monitoring.notify import grouping, timing
 from monitoring.notify.choices import TransportKind
 from monitoring.notify.deliver import deliver, deliver_notification
 from monitoring.notify.models import Notification, NotificationPreference
@@ -59,17 +59,22 @@ def preferences_of(user) -> NotificationPreference:
     return prefs or NotificationPreference(user=user)
 
 
-def wanted(event: AlertEvent) -> list[tuple[object, str, object]]:
-    """(person, transport, webhook) for everyone who hears about this event."""
+def wanted(event: AlertEvent) -> list[tuple]:
+    """(person, transport, webhook, deliver_after) for everyone who hears about this event; deliver_after
+    holds an email or webhook message for the person's digest or past their quiet hours."""
     if not AlertEventKind(event.kind).notifies or is_delivered_notice(event):
         return []
     if silences.silencing(event.alert, event.created):
         return []  # an admin's silence: the alert is there to see, nobody is told
-    found = [
-        (user, kind, hook) for user in audience(event) for kind, hook in channels(user, event, preferences_of(user))
-    ]
-    if is_reopening(event):  # the person was told when it opened; coming back updates it in the app, no new mail
-        found = [(user, kind, hook) for user, kind, hook in found if kind == TransportKind.IN_APP]
+    now = timezone.now()
+    found = []
+    for user in audience(event):
+        prefs = preferences_of(user)
+        for kind, hook in channels(user, event, prefs):
+            if kind == TransportKind.IN_APP:
+                found.append((user, kind, hook, None))
+            elif not is_reopening(event):  # told when it opened; coming back updates it in the app, no new mail
+                found.append((user, kind, hook, timing.release_at(prefs, kind, now)))
     return found
 
 
@@ -112,7 +117,10 @@ def start_delivery(notification_pks: list[int]) -> None:
             "pk", flat=True
         )
     )
-    for pk in notification_pks:
+    held = set(
+        Notification.objects.filter(pk__in=notification_pks, deliver_after__isnull=False).values_list("pk", flat=True)
+    )
+    for pk in [pk for pk in notification_pks if pk not in held]:  # held ones: monitoring/notify/held.py
         if pk in inapp:
             deliver(pk)  # a row and a group message: cheap enough to do right here
         else:

@@ -33,8 +33,9 @@ def dedupe_key(event: AlertEvent, user_id: int, transport: str, webhook_id: int 
     return f"{user_id}:{transport}:{webhook_id or '-'}:{change_key(event)}"
 
 
-def record(event: AlertEvent, wanted: list[tuple[object, str, object]]) -> list[int]:
-    """Create the notifications of `event` for (person, transport, webhook) triples; return the new ones' ids.
+def record(event: AlertEvent, wanted: list[tuple]) -> list[int]:
+    """Create the notifications of `event` for (person, transport, webhook, deliver_after) tuples; return the
+    new ones' ids.
 
     Where one of them already exists for another alert of the same change, the event's alert is added to
     that notification's `also` instead. Runs inside the dispatcher's transaction: a concurrent insert of
@@ -46,8 +47,9 @@ def record(event: AlertEvent, wanted: list[tuple[object, str, object]]) -> list[
             transport=transport,
             webhook=hook,
             dedupe_key=dedupe_key(event, user.pk, transport, hook.pk if hook else None),
+            deliver_after=after,
         )
-        for user, transport, hook in wanted
+        for user, transport, hook, after in wanted
     ]
     if not rows:
         return []

@@ -93,3 +93,29 @@ def payload(event: AlertEvent, others: list[Alert] = ()) -> dict:
             "url": alert_url(event),
         },
     }
+
+
+def digest_subject(notifications: list, why: str) -> str:
+    return f"{len(notifications)} alert updates ({why})"
+
+
+def digest_line(notification) -> str:
+    event = notification.event
+    return f"{when(event.created)}: {headline(event, len(notification.also))}"
+
+
+def digest_body(notifications: list, why: str) -> str:
+    """Plain text: one line per held notification, oldest first, each with its link."""
+    lines = [digest_subject(notifications, why), ""]
+    for note in notifications:
+        lines += [f"- {digest_line(note)}", f"  {alert_url(note.event)}"]
+    return "\n".join(lines) + "\n"
+
+
+def digest_payload(notifications: list, why: str) -> dict:
+    """The webhook body of a digest: a Slack-compatible `text` and each notification's usual body."""
+    items = "".join(f"\n• <{alert_url(n.event)}|{slack_escape(digest_line(n))}>" for n in notifications)
+    return {
+        "text": f"*{slack_escape(digest_subject(notifications, why))}*{items}",
+        "digest": [payload(n.event, others_of(n)) for n in notifications],
+    }

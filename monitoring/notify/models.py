@@ -4,14 +4,18 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.core.validators import URLValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from monitoring.alerts.choices import AlertSeverity
 from monitoring.alerts.models import AlertEvent
 from monitoring.notify import signing, transports
-from monitoring.notify.choices import NotificationStatus, TransportKind
+from monitoring.notify.choices import Delivery, NotificationStatus, TransportKind
 from monitoring.notify.targets import validate_public_url
+
+
+def default_zone_name() -> str:
+    return settings.TIME_ZONE
 
 
 def new_webhook_secret() -> str:
@@ -63,9 +67,33 @@ class NotificationPreference(models.Model):
     )
     webhooks = models.BooleanField(default=True, help_text="Send alerts to my active webhooks.")
     resolved = models.BooleanField(default=False, help_text="Also email and post when an alert resolves.")
+    email_delivery = models.CharField(
+        max_length=16, choices=Delivery.choices, default=Delivery.IMMEDIATELY, help_text="When email goes out."
+    )
+    webhook_delivery = models.CharField(
+        max_length=16, choices=Delivery.choices, default=Delivery.IMMEDIATELY, help_text="When webhooks are posted."
+    )
+    quiet_start = models.TimeField(null=True, blank=True, help_text="No email or webhook from this time…")
+    quiet_end = models.TimeField(null=True, blank=True, help_text="…until this time (in your time zone).")
+    time_zone = models.CharField(
+        max_length=64, default=default_zone_name, help_text="Your zone, for quiet hours and digests."
+    )
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(quiet_start__isnull=True, quiet_end__isnull=True)
+                | (Q(quiet_start__isnull=False, quiet_end__isnull=False) & ~Q(quiet_start=F("quiet_end"))),
+                name="preference_quiet_hours_whole",
+                violation_error_message="Give both ends of the quiet hours, and different times.",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"Alert preferences of {self.user}"
+
+    def delivery_of(self, transport: str) -> str:
+        return self.webhook_delivery if transport == TransportKind.WEBHOOK else self.email_delivery
 
 
 class Notification(models.Model):
@@ -87,6 +115,9 @@ class Notification(models.Model):
         null=True,
         blank=True,
         help_text="Names the state change for this person and channel (monitoring/notify/grouping.py).",
+    )
+    deliver_after = models.DateTimeField(
+        null=True, blank=True, help_text="Held for a digest or past quiet hours until then (monitoring/notify/held.py)."
     )
     also = ArrayField(
         models.IntegerField(),
@@ -111,6 +142,7 @@ class Notification(models.Model):
             ),
         ]
         indexes = [
+            models.Index(fields=["deliver_after"], condition=Q(processed__isnull=True), name="notification_held"),
             models.Index(
                 fields=["user"],
                 condition=Q(transport=TransportKind.IN_APP, read_at__isnull=True),

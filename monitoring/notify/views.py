@@ -1,5 +1,6 @@
 """The notification center and each person's alert settings (preferences and webhooks)."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
@@ -55,7 +56,12 @@ def settings_page(request):
             hook.save()
             messages.success(request, f"Webhook {hook.name} added. Its signing secret is shown below.")
             return redirect("monitoring:alert_settings")
-    context = {"form": form, "hook_form": hook_form, "webhooks": request.user.webhooks.all()}
+    context = {
+        "form": form,
+        "hook_form": hook_form,
+        "webhooks": request.user.webhooks.all(),
+        "digest_hour": f"{settings.NOTIFY_DIGEST_HOUR:02d}",
+    }
     return render(request, "monitoring/alert_settings.html", context, status=400 if request.method == "POST" else 200)
 
 

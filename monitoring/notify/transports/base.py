@@ -20,3 +20,7 @@ class Transport:
 
     def notify(self, alert) -> None:
         raise NotImplementedError
+
+    def notify_digest(self, notifications: list, why: str) -> None:
+        """Several held notifications of one person and channel as one message; `why` names the digest."""
+        raise TransportError(f"{type(self).__name__} sends no digests", permanent=True)

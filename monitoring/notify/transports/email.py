@@ -3,21 +3,22 @@
 from django.conf import settings
 from django.core.mail import send_mail
 
-from monitoring.notify.messages import body, headline, others_of
+from monitoring.notify.messages import body, digest_body, digest_subject, headline, others_of
 from monitoring.notify.transports.base import Transport, TransportError
 
 
 class EmailTransport(Transport):
     def notify(self, alert) -> None:
+        others = others_of(self.notification)
+        self.send(f"[GPU Fleet] {headline(self.event, len(others))}", body(self.event, others))
+
+    def notify_digest(self, notifications: list, why: str) -> None:
+        self.send(f"[GPU Fleet] {digest_subject(notifications, why)}", digest_body(notifications, why))
+
+    def send(self, subject: str, text: str) -> None:
         if not self.user.email:
             raise TransportError(f"{self.user} has no email address", permanent=True)
-        others = others_of(self.notification)
         try:
-            send_mail(
-                f"[GPU Fleet] {headline(self.event, len(others))}",
-                body(self.event, others),
-                settings.DEFAULT_FROM_EMAIL,
-                [self.user.email],
-            )
+            send_mail(subject, text, settings.DEFAULT_FROM_EMAIL, [self.user.email])
         except OSError as exc:  # SMTP errors are OSErrors: the mail server may be back later
             raise TransportError(f"mail server: {exc}") from exc

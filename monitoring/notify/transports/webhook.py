@@ -14,21 +14,27 @@ from django.conf import settings
 
 from monitoring.notify import signing
 from monitoring.notify.http import OPENER
-from monitoring.notify.messages import others_of, payload
+from monitoring.notify.messages import digest_payload, others_of, payload
 from monitoring.notify.targets import RefusedTarget
 from monitoring.notify.transports.base import Transport, TransportError
 
 
 class WebhookTransport(Transport):
     def notify(self, alert) -> None:
+        self.post(payload(self.event, others_of(self.notification)), f"msg_{self.notification.pk}")
+
+    def notify_digest(self, notifications: list, why: str) -> None:
+        self.post(digest_payload(notifications, why), f"msg_digest_{notifications[0].pk}")
+
+    def post(self, data: dict, message_id: str) -> None:
         webhook = self.notification.webhook
-        body = json.dumps(payload(self.event, others_of(self.notification))).encode()
+        body = json.dumps(data).encode()
         headers = {
             "Content-Type": "application/json",
             "User-Agent": "GPU-Fleet-Webhook/2",
             "X-Fleet-Event": str(self.event.id),
         }
-        headers |= signing.headers(webhook.secret, f"msg_{self.notification.pk}", int(time.time()), body)
+        headers |= signing.headers(webhook.secret, message_id, int(time.time()), body)
         request = urllib.request.Request(webhook.url, data=body, method="POST", headers=headers)
         try:
             with OPENER.open(request, timeout=settings.WEBHOOK_TIMEOUT_S) as response:

@@ -1,0 +1,186 @@
+"""Digests and quiet hours: email and webhook messages held until the person's period ends or their quiet
+hours are over, then sent as one message per channel; in-app notifications arrive at once."""
+
+import json
+from datetime import UTC, datetime, time, timedelta
+
+import pytest
+import time_machine
+from rest_framework.test import APIClient
+
+from monitoring.notify.choices import Delivery, NotificationStatus, TransportKind
+from monitoring.notify.dispatch import dispatch_pending
+from monitoring.notify.held import send_held, send_held_notifications
+from monitoring.notify.models import Notification, NotificationPreference, Webhook
+from monitoring.notify.timing import release_at
+from tests.support.alerts import Receiver, open_alert
+from tests.support.workers import wait_for
+
+BERLIN = "Europe/Berlin"  # UTC+1 in November
+
+
+def at(hour: int, minute: int = 0, day: int = 10) -> datetime:
+    return datetime(2026, 11, day, hour, minute, tzinfo=UTC)
+
+
+def emails(user) -> list[Notification]:
+    return list(Notification.objects.filter(user=user, transport=TransportKind.EMAIL).order_by("id"))
+
+
+def alert_at(clock, moment, owner, title):
+    clock.move_to(moment)
+    alert = open_alert(owner=owner, title=title)
+    dispatch_pending()
+    return alert
+
+
+def test_an_hourly_digest_collects_the_hour_into_one_email(cast, clock, mailoutbox):
+    alice = cast["owner"]
+    NotificationPreference.objects.create(user=alice, email_delivery=Delivery.HOURLY, time_zone=BERLIN)
+    for minute in (5, 20, 40):
+        alert_at(clock, at(12, minute), alice, f"Idle python at :{minute}")
+    assert Notification.objects.filter(user=alice, transport=TransportKind.IN_APP, deliver_after=None).count() == 3
+    assert {n.deliver_after for n in emails(alice)} == {at(13)}  # 14:00 in Berlin, the end of its hour
+
+    clock.move_to(at(12, 59))
+    assert send_held() == 0 and mailoutbox == []
+    clock.move_to(
+        at(
+            13,
+            0,
+        )
+        + timedelta(seconds=30)
+    )
+    assert send_held() == 1 and send_held() == 0
+    (mail,) = mailoutbox
+    assert mail.subject == "[GPU Fleet] 3 alert updates (hourly digest)"
+    assert all(f"Idle python at :{m}" in mail.body for m in (5, 20, 40))
+    assert "13:05 CET" in mail.body  # the person's zone, named
+    assert {n.status for n in emails(alice)} == {NotificationStatus.SENT}
+
+
+def test_quiet_hours_hold_mail_back_and_deliver_it_after(cast, clock, mailoutbox):
+    alice = cast["owner"]
+    NotificationPreference.objects.create(user=alice, quiet_start=time(22), quiet_end=time(7), time_zone=BERLIN)
+    alert_at(clock, at(21, 30), alice, "Idle at 22:30 CET")
+    alert_at(clock, at(23, 0), alice, "Idle at midnight CET")
+    assert Notification.objects.filter(user=alice, transport=TransportKind.IN_APP, deliver_after=None).count() == 2
+    assert {n.deliver_after for n in emails(alice)} == {at(6, day=11)}  # 07:00 in Berlin
+
+    clock.move_to(at(5, 59, day=11))
+    assert send_held() == 0 and mailoutbox == []
+    clock.move_to(at(6, 1, day=11))
+    assert send_held() == 1
+    (mail,) = mailoutbox
+    assert mail.subject == "[GPU Fleet] 2 alert updates (held during your quiet hours)"
+
+
+def test_outside_quiet_hours_mail_goes_at_once(cast, clock, mailoutbox):
+    alice = cast["owner"]
+    NotificationPreference.objects.create(user=alice, quiet_start=time(22), quiet_end=time(7), time_zone=BERLIN)
+    alert_at(clock, at(12), alice, "Idle at noon")
+    (note,) = emails(alice)
+    assert note.deliver_after is None
+
+
+@pytest.mark.parametrize(
+    "prefs, now, expected",
+    [
+        ({"email_delivery": Delivery.DAILY}, at(6, 59), at(7)),  # 08:00 Berlin the same day
+        ({"email_delivery": Delivery.DAILY}, at(7, 1), at(7, day=11)),  # else the next day's
+        ({"email_delivery": Delivery.HOURLY, "quiet_start": time(13), "quiet_end": time(15)}, at(11, 30), at(14)),
+        ({"quiet_start": time(9), "quiet_end": time(17)}, at(8, 30), at(16)),  # a daytime quiet period
+        ({"quiet_start": time(9), "quiet_end": time(17)}, at(16, 30), None),
+    ],
+)
+def test_when_a_message_may_go(prefs, now, expected):
+    assert release_at(NotificationPreference(time_zone=BERLIN, **prefs), TransportKind.EMAIL, now) == expected
+
+
+@pytest.fixture
+def receiver(settings):
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    server = Receiver()
+    yield server
+    server.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_beat_task_on_a_real_worker_posts_a_daily_digest_once(celery_worker, receiver, cast):
+    alice = cast["owner"]
+    NotificationPreference.objects.create(user=alice, webhook_delivery=Delivery.DAILY, time_zone=BERLIN)
+    Webhook.objects.create(user=alice, name="lab", url=receiver.url)
+    with time_machine.travel(at(12), tick=False) as clock:
+        for minute in (5, 50):
+            alert_at(clock, at(12, minute), alice, f"Idle python at :{minute}")
+    # the worker's clock is the real one, past the next morning's 08:00 in Berlin: the digest is due
+    for _ in range(2):
+        send_held_notifications.delay()
+    hooks = Notification.objects.filter(user=alice, transport=TransportKind.WEBHOOK)
+    wait_for(lambda: all(n.status == NotificationStatus.SENT for n in hooks.all()), timeout_s=30, what="the digest")
+    ((_, body),) = receiver.requests
+    data = json.loads(body)
+    assert data["text"].startswith("*2 alert updates (daily digest)*")
+    assert [d["alert"]["title"] for d in data["digest"]] == ["Idle python at :5", "Idle python at :50"]
+
+
+# Preferences: bad input gets a clear error and changes nothing
+
+
+@pytest.mark.parametrize(
+    "data, error",
+    [
+        ({"quiet_start": "22:00"}, "Give both ends of the quiet hours (or neither)."),
+        ({"quiet_start": "22:00", "quiet_end": "22:00"}, "Quiet hours must end at another time than they start."),
+        ({"quiet_start": "25:00", "quiet_end": "07:00"}, "Enter a valid time."),
+        ({"time_zone": "Mars/Olympus"}, "Select a valid choice."),
+        ({"email_delivery": "weekly"}, "Select a valid choice."),
+        ({"time_zone": "Europe/Berlin\x00"}, "contains a NUL character"),
+    ],
+)
+def test_the_settings_form_refuses_bad_preferences(client, cast, data, error):
+    client.force_login(cast["owner"])
+    response = client.post("/alerts/settings/", {"form": "preferences", "email_min_severity": "warning", **data})
+    assert response.status_code == 400 and error in response.content.decode()
+    assert not NotificationPreference.objects.exists()
+
+
+def test_the_settings_form_saves_digests_and_quiet_hours(client, cast):
+    client.force_login(cast["owner"])
+    data = {
+        "form": "preferences",
+        "email": "on",
+        "email_min_severity": "warning",
+        "email_delivery": "daily",
+        "webhook_delivery": "hourly",
+        "quiet_start": "22:00",
+        "quiet_end": "07:00",
+        "time_zone": BERLIN,
+    }
+    assert client.post("/alerts/settings/", data).status_code == 302
+    prefs = NotificationPreference.objects.get(user=cast["owner"])
+    assert (prefs.email_delivery, prefs.webhook_delivery, prefs.quiet_end, prefs.time_zone) == (
+        "daily",
+        "hourly",
+        time(7),
+        BERLIN,
+    )
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"quiet_end": "07:00"}, "quiet_start"),
+        ({"time_zone": "Nowhere/Land"}, "time_zone"),
+        ({"webhook_delivery": "weekly"}, "webhook_delivery"),
+        ({"quiet_start": "7", "quiet_end": "08:00"}, "quiet_start"),
+    ],
+)
+def test_the_preferences_api_refuses_bad_input_in_the_usual_shape(cast, body, field):
+    api = APIClient()
+    api.force_authenticate(cast["owner"])
+    response = api.put("/api/alert-preferences/", body, format="json")
+    assert response.status_code == 400 and field in response.json()["errors"]
+    assert not NotificationPreference.objects.exists()
+    saved = api.put("/api/alert-preferences/", {"email_delivery": "hourly", "time_zone": BERLIN}, format="json")
+    assert saved.status_code == 200 and saved.json()["email_delivery"] == "hourly"
