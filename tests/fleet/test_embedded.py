@@ -43,7 +43,8 @@ def test_it_starts_embedded_services_when_the_urls_are_unset(tmp_path):
 
 
 def test_it_stops_the_embedded_postgres_when_the_command_ends(tmp_path):
-    assert run_embedded(tmp_path).returncode == 0
+    result = run_embedded(tmp_path)
+    assert result.returncode == 0, result.stderr
     assert not (tmp_path / "var" / "pg" / "postmaster.pid").exists()
 
 
@@ -57,6 +58,7 @@ def test_a_run_that_was_killed_earlier_does_not_keep_postgres_running(tmp_path):
 
 def test_it_stops_the_embedded_redis_when_the_command_ends(tmp_path):
     result = run_embedded(tmp_path)
+    assert result.returncode == 0, result.stderr
     redis_url = result.stdout.split("urls ")[1].split()[1]
     import redis
 
@@ -76,3 +78,22 @@ def test_it_uses_configured_urls_as_they_are(tmp_path, db):
     assert "PostgreSQL: using DATABASE_URL" in result.stdout
     assert f"urls {url} {settings.REDIS_URL}" in result.stdout
     assert not (tmp_path / "var" / "pg").exists()
+
+
+def test_a_port_taken_between_choosing_and_binding_is_given_up_for_another(tmp_path, monkeypatch):
+    import fleet.embedded as embedded
+
+    other = embedded.EmbeddedRedis(tmp_path / "other")
+    other.start()
+    try:
+        ports = iter([other.port, embedded.free_port()])
+        monkeypatch.setattr(embedded, "free_port", lambda: next(ports))
+        ours = embedded.EmbeddedRedis(tmp_path / "ours")
+        try:
+            url = ours.start()
+            assert ours.port != other.port and url == f"redis://127.0.0.1:{ours.port}/0"
+            assert ours._answering_pid() == ours.process.pid
+        finally:
+            ours.stop()
+    finally:
+        other.stop()
