@@ -22,6 +22,16 @@ class Sighting:
     since: datetime
 
 
+def checked_until(keys: list[str], start: datetime) -> dict[str, datetime]:
+    """For processes whose idle stretch covers `start`: up to when their readings were already checked.
+
+    Every evaluation that extended a stretch found the process idle over its window, so the stretch's span
+    [began, until) has been checked throughout; a window starting inside it needs reading only from `until`.
+    """
+    found = IdleStretch.objects.filter(key__in=keys, began__lte=start, until__gte=start)
+    return dict(found.values_list("key", "until"))
+
+
 def record(sightings: list[Sighting], now: datetime) -> None:
     if not sightings:
         return

@@ -194,3 +194,30 @@ def process_memory_windows(
         cursor.execute(PROCESS_MEMORY_SQL, params)
         found = {(g, p): MemoryStats(low, high, first) for g, p, low, high, first in cursor.fetchall()}
     return {pair: found.get(pair, MemoryStats(None, None, None)) for pair in pairs}
+
+
+PROCESS_MEMORY_SINCE_SQL = """
+SELECT p.gpu_id, p.pid, min(p.mem_used_mib), max(p.mem_used_mib), min(p.ts)
+FROM monitoring_processsample p
+JOIN unnest(%(gpus)s::bigint[], %(pids)s::bigint[], %(since)s::timestamptz[]) AS c(gpu_id, pid, since)
+  ON p.gpu_id = c.gpu_id AND p.pid = c.pid AND p.ts >= c.since
+WHERE p.ts >= %(first)s AND p.ts < %(end)s AND p.mem_used_mib IS NOT NULL
+GROUP BY p.gpu_id, p.pid
+"""
+
+
+def process_memory_since(triples: list[tuple[int, int, datetime]], end: datetime) -> dict[tuple[int, int], MemoryStats]:
+    """Like process_memory_windows, each (GPU, pid) read from its own start up to `end`."""
+    if not triples:
+        return {}
+    params = {
+        "gpus": [g for g, _, _ in triples],
+        "pids": [p for _, p, _ in triples],
+        "since": [since for _, _, since in triples],
+        "first": min(since for _, _, since in triples),
+        "end": end,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(PROCESS_MEMORY_SINCE_SQL, params)
+        found = {(g, p): MemoryStats(low, high, first) for g, p, low, high, first in cursor.fetchall()}
+    return {(g, p): found.get((g, p), MemoryStats(None, None, None)) for g, p, _ in triples}

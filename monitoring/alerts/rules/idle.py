@@ -13,7 +13,7 @@ from django.db.models import Q
 
 from fleet.models import GPU
 from fleet.owners import ProcessOwners, believed_run
-from monitoring.alerts import clearing, forgotten
+from monitoring.alerts import clearing, forgotten, stretches
 from monitoring.alerts.attribution import Attribution
 from monitoring.alerts.choices import AlertKind, AlertSeverity, IdleStretchKind
 from monitoring.alerts.findings import Finding, RuleResult
@@ -24,7 +24,7 @@ from monitoring.alerts.windows import (
     WindowStats,
     gpu_util_windows,
     head_slack,
-    process_memory_windows,
+    process_memory_since,
     process_sm_windows,
     seen_at,
     stale_after,
@@ -158,11 +158,18 @@ def judge_window(group: list[Candidate], start: datetime, now: datetime) -> dict
 
 
 def held_memory_throughout(group: list[Candidate], verdicts: dict, start: datetime, now: datetime) -> dict:
-    """Idle only if every known memory reading in the window is at least X (a model loaded mid-window is not)."""
+    """Idle only if every known memory reading in the window is at least X (a model loaded mid-window is not).
+
+    A process already idle at the last evaluation had its readings checked up to then (its idle stretch
+    reaches back to this window's start), so only the readings since are read: seconds, not the window.
+    """
     idle = [c for c in group if verdicts.get(c.key) is not None]
-    memory = process_memory_windows([(c.gpu.id, c.pid) for c in idle], start, now)
+    checked = stretches.checked_until([c.key for c in idle], start)
+    memory = process_memory_since([(c.gpu.id, c.pid, checked.get(c.key, start)) for c in idle], now)
     for c in idle:
         known = memory[(c.gpu.id, c.pid)]
+        if known.low is None and c.key in checked:
+            continue  # nothing new since the last check: unknown says nothing
         if known.low is None or known.low < c.limits.min_memory_mib:
             verdicts[c.key] = None
     return verdicts

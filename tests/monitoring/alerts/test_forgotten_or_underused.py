@@ -60,3 +60,12 @@ def test_a_burst_below_the_work_threshold_is_no_real_work(cast, gpu, clock, serv
     evaluate_at(clock, T0 + 40 * MIN)
     assert Alert.objects.filter(kind=AlertKind.IDLE_PROCESS).count() == 1
     assert IdleStretch.objects.get().kind == IdleStretchKind.FORGOTTEN
+
+
+def test_a_process_found_idle_before_is_checked_on_its_readings_since(cast, gpu, clock, server):
+    stream(gpu, T0, T0 + 31 * MIN, util=0, processes=[server])
+    evaluate_at(clock, T0 + 31 * MIN)
+    stream(gpu, T0 + 31 * MIN, T0 + 32 * MIN, util=0, processes=[{**server, "mem_used_mib": 512}])
+    evaluate_at(clock, T0 + 32 * MIN)  # the minute since the last evaluation has a reading under X
+    evaluate_at(clock, T0 + 32 * MIN + 30 * (MIN / 60))
+    assert IdleStretch.objects.get().until == T0 + 31 * MIN  # not idle since: the stretch stopped there
