@@ -103,7 +103,10 @@ class IdleProcessRule:
             result.idle_stretches.append(Sighting(candidate, kind, since))
             if kind == IdleStretchKind.FORGOTTEN:
                 result.findings.append(finding(candidate, verdicts[candidate.key][0], basis, now))
-        result.resolved = clearing.resolutions(open_alerts, gpus, {c.key: c for c in candidates}, now)
+        # An alert whose process is idle over its window right now cannot have cleared: only the others are read.
+        still_idle = {c.key for c, _, _ in idle}
+        unsure = [a for a in open_alerts if a.key not in still_idle]
+        result.resolved = clearing.resolutions(unsure, gpus, {c.key: c for c in candidates}, now)
         return result
 
 
