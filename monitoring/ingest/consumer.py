@@ -22,11 +22,12 @@ from django.conf import settings
 from django.utils import timezone
 
 from fleet.nodes import node_for_token
+from fleet.tokens import hash_token
 from fleet.websocket import EventLoopDispatch
 from monitoring.ingest import publish
 from monitoring.ingest.batcher import Link, StoreError, batcher
 from monitoring.ingest.hello import Welcome, accept_hello
-from monitoring.ingest.limits import CLOSE_TOO_FAST, limit_for
+from monitoring.ingest.limits import CLOSE_TOO_FAST, cool_down, cooling_down, limit_for
 from monitoring.ingest.ownership import ForeignGPU, record_foreign_gpus
 from monitoring.ingest.presence import start_sweeper
 from monitoring.ingest.validation import FrameError, check_hello, check_samples, parse
@@ -39,6 +40,7 @@ CLOSE_PROTOCOL_VIOLATION = 4400
 CLOSE_BAD_TOKEN = 4401
 CLOSE_REPLACED = 4409
 CLOSE_NOT_STORED = 1011
+CLOSE_TOO_BIG = 1009  # sent by the websocket layer (fleet/serving.py), which never hands us the message
 # Frames a connection may have waiting for their commit before we stop reading from it.
 IN_FLIGHT = 256
 
@@ -62,13 +64,23 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
     channel_layer_alias = None  # see the module docstring
 
     async def connect(self) -> None:
-        self.node = await database_sync_to_async(node_for_token)(bearer_token(self.scope))
+        token = bearer_token(self.scope)
+        self.token_hash = hash_token(token)
+        self.node = None
         self.welcome: Welcome | None = None
         self.link = Link(connection=uuid.uuid4().hex)
         self.acks: asyncio.Queue = asyncio.Queue(maxsize=IN_FLIGHT)
         self.ack_task: asyncio.Task | None = None
         self.ignored_types: set[str] = set()
         self.stopped = False
+        if (wait := cooling_down(self.token_hash)) is not None:
+            await self.accept()
+            await self.send_json(
+                {"type": "error", "code": "rate_limited", "detail": f"over this node's limits; wait {wait:.1f} s"}
+            )
+            await self.close(CLOSE_TOO_FAST, "rate limited")
+            return
+        self.node = await database_sync_to_async(node_for_token)(token)
         await self.accept()
         if self.node is None:
             await self.close(CLOSE_BAD_TOKEN, "missing or unknown node token")
@@ -108,6 +120,7 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
     async def too_fast(self, why: str) -> None:
         """Refused unread (reading is what a flood costs); closed, so the agent replays what was not acked."""
         self.stopped = True  # read nothing more from this connection
+        cool_down(self.token_hash, self.node.pk)
         log.warning("agent of %s sends %s; closing", self.node.hostname, why)
         await self.send_json({"type": "error", "code": "rate_limited", "detail": f"this connection sent {why}"})
         await self.close(CLOSE_TOO_FAST, "rate limited")
@@ -184,6 +197,12 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
             await self.send_json(refused.frame())
 
     async def send_acks(self) -> None:
+        try:
+            await self.answer_in_order()
+        except OSError:  # the agent is gone (uvicorn's ClientDisconnected): nobody is left to answer
+            log.info("the connection of %s ended before its answers were sent", self.node.hostname)
+
+    async def answer_in_order(self) -> None:
         while True:
             seq, stored, refused, stored_some = await self.acks.get()
             try:
@@ -203,6 +222,8 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
         await self.send(text_data=json.dumps(content))
 
     async def disconnect(self, code: int) -> None:
+        if code == CLOSE_TOO_BIG and self.node is not None and self.limit.over(settings.AGENT_MAX_FRAME_BYTES):
+            cool_down(self.token_hash, self.node.pk)  # a message refused unread still counts as a whole frame
         if self.ack_task is not None:
             self.ack_task.cancel()
         if self.node is not None and current.get(self.node.pk) is self:

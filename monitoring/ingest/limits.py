@@ -4,7 +4,9 @@ Two token buckets per node in each server process, refilled continuously and kep
 connections (reconnecting does not refill them). Each holds AGENT_LIMIT_BURST_S seconds of its rate,
 enough for an agent's replay of its buffer after an outage; a node that keeps sending faster is told
 why (`rate_limited`) and closed with 4429, and its agent reconnects with backoff and replays what was
-not acked, so nothing a well-behaved agent sent is lost.
+not acked, so nothing a well-behaved agent sent is lost. Until its allowance holds a second's worth again,
+the node's reconnects are refused at once, before its token is looked up: a node that reconnects in a
+loop costs no query and no hello.
 """
 
 import time
@@ -33,6 +35,13 @@ class Bucket:
         self.level -= amount
         return True
 
+    def wait_for(self, amount: float, now: float) -> float:
+        """Seconds until the bucket holds amount (0 when it does now)."""
+        if self.level is None:
+            return 0.0
+        level = min(self.capacity, self.level + max(0.0, now - self.at) * self.rate)
+        return max(0.0, (min(amount, self.capacity) - level) / self.rate)
+
 
 class RateLimit:
     """One connection's allowance of frames and bytes."""
@@ -50,6 +59,10 @@ class RateLimit:
             return f"more than {self.bytes.rate:.0f} bytes a second (bursts of {self.bytes.capacity:.0f})"
         return None
 
+    def recovery_s(self, now: float) -> float:
+        """Seconds until both allowances hold a second's worth of their rate again."""
+        return max(self.frames.wait_for(self.frames.rate, now), self.bytes.wait_for(self.bytes.rate, now))
+
 
 _by_node: dict[int, RateLimit] = {}
 
@@ -60,3 +73,24 @@ def limit_for(node_id: int, frames_per_s: float, bytes_per_s: float, burst_s: fl
     if limit is None or (limit.frames.rate, limit.bytes.rate) != (frames_per_s, bytes_per_s):
         limit = _by_node[node_id] = RateLimit(frames_per_s, bytes_per_s, burst_s)
     return limit
+
+
+# Nodes closed for their rate, by their token's hash.
+_cooling: dict[str, int] = {}
+
+
+def cool_down(token_hash: str, node_id: int) -> None:
+    _cooling[token_hash] = node_id
+
+
+def cooling_down(token_hash: str, now: float | None = None) -> float | None:
+    """Seconds before a node closed for its rate may connect again, or None when it may now."""
+    node_id = _cooling.get(token_hash)
+    if node_id is None:
+        return None
+    limit = _by_node.get(node_id)
+    wait = limit.recovery_s(time.monotonic() if now is None else now) if limit is not None else 0.0
+    if wait <= 0:
+        del _cooling[token_hash]
+        return None
+    return wait

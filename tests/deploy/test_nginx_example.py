@@ -12,6 +12,7 @@ import urllib.request
 
 import pytest
 from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
 
 from fleet.embedded import free_port
 from tests.deploy.roles import BASE_DIR
@@ -127,3 +128,21 @@ def test_an_agent_streams_through_the_proxy_over_a_secure_websocket(proxy):
     welcome = asyncio.run(hello_and_welcome())
 
     assert welcome["type"] == "welcome" and welcome["node"] == "gpu-behind-proxy"
+
+
+def test_an_address_that_opens_agent_connections_in_a_loop_is_answered_429_by_the_proxy(proxy):
+    url = f"wss://127.0.0.1:{proxy.https_port}/ws/agent/"
+
+    async def one() -> int:
+        try:
+            async with connect(url, ssl=proxy.tls(), open_timeout=60):
+                return 101
+        except InvalidStatus as refused:
+            return refused.response.status_code
+
+    async def at_once() -> list[int]:  # far over 2 new connections a second with a burst of 20, and 8 open
+        return await asyncio.gather(*(one() for _ in range(40)))
+
+    statuses = asyncio.run(at_once())
+
+    assert set(statuses) == {101, 429}

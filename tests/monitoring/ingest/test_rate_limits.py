@@ -4,10 +4,12 @@ import json
 import time
 
 import pytest
+from django.conf import settings
 from django.test import override_settings
 
 from fleet.nodes import add_node
-from monitoring.ingest.limits import RateLimit
+from fleet.tokens import hash_token
+from monitoring.ingest.limits import RateLimit, cool_down, cooling_down, limit_for
 from tests.monitoring.ingest.agents import hello, samples
 from tests.monitoring.ingest.conftest import orm
 
@@ -27,6 +29,35 @@ def test_bytes_are_limited_too():
     assert limit.over(1500, now=0.0) is None
     assert "more than 1000 bytes a second" in limit.over(600, now=0.0)
     assert limit.over(600, now=0.2) is None
+
+
+def test_a_node_closed_for_its_rate_may_connect_again_once_a_seconds_worth_is_back():
+    limit = limit_for(-1, frames_per_s=2, bytes_per_s=1000, burst_s=3)
+    assert limit.over(3000, now=100.0) is None  # the whole byte allowance
+
+    cool_down("token-hash-of-node--1", -1)
+
+    assert cooling_down("token-hash-of-node--1", now=100.0) == pytest.approx(1.0)
+    assert cooling_down("token-hash-of-node--1", now=100.75) == pytest.approx(0.25)
+    assert cooling_down("token-hash-of-node--1", now=101.0) is None
+    assert cooling_down("token-hash-of-node--1", now=100.0) is None  # forgotten once it recovered
+
+
+async def test_a_node_cooling_down_is_refused_at_connect_before_its_hello(agents, node_token):
+    node, token = node_token
+    limit = await orm(limit_for)(
+        node.pk, settings.AGENT_MAX_FRAMES_PER_S, settings.AGENT_MAX_BYTES_PER_S, settings.AGENT_LIMIT_BURST_S
+    )
+    limit.over(1)
+    limit.bytes.level = -30 * limit.bytes.rate  # as if it had just sent far more than its allowance
+    cool_down(hash_token(token), node.pk)
+
+    again = agents()
+    await again.connect()
+    replies, code = await until_closed(again)
+
+    assert code == 4429
+    assert [reply["code"] for reply in replies] == ["rate_limited"]  # no welcome: nothing was looked up
 
 
 async def test_a_flooding_node_is_closed_4429_and_the_others_keep_their_acks(agents):
