@@ -249,6 +249,7 @@ SPECTACULAR_SETTINGS = {
         "AlertStatusEnum": "monitoring.alerts.choices.AlertStatus",
         "AlertSeverityEnum": "monitoring.alerts.choices.AlertSeverity",
         "AlertEventKindEnum": "monitoring.alerts.choices.AlertEventKind",
+        "DeliveryEnum": "monitoring.notify.choices.Delivery",  # email_delivery and webhook_delivery share it
     },
 }
 

@@ -24,6 +24,7 @@ ENDPOINTS = {
     "sweeps": "training:api-sweep-list",
     "workloads": "training:api-workload-list",
     "alerts": "monitoring:api-alert-list",
+    "silences": "monitoring:api-silence-list",
     "notifications": "monitoring:api-notification-list",
     "alert_preferences": "monitoring:api-alert-preferences",
     "webhooks": "monitoring:api-webhook-list",

@@ -1,7 +1,5 @@
 """/api/notifications/, /api/alert-preferences/ and /api/webhooks/: a person's own."""
 
-import zoneinfo
-
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
@@ -9,6 +7,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from fleet.localtime import zone_named
 from monitoring.notify.choices import TransportKind
 from monitoring.notify.dispatch import preferences_of
 from monitoring.notify.forms import quiet_hours_error
@@ -55,9 +54,8 @@ class NotificationViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 
 
 class PreferenceSerializer(serializers.ModelSerializer):
-    time_zone = serializers.ChoiceField(
-        choices=sorted(zoneinfo.available_timezones()), required=False, help_text="An IANA zone, e.g. Europe/Berlin."
-    )
+    # A string checked against the zone database, not an enum of its ~600 names (some differ only in case or sign).
+    time_zone = serializers.CharField(required=False, max_length=64, help_text="An IANA zone, e.g. Europe/Berlin.")
 
     class Meta:
         model = NotificationPreference
@@ -73,6 +71,11 @@ class PreferenceSerializer(serializers.ModelSerializer):
             "time_zone",
         ]
         validators = []  # the quiet hours are checked below, with a clearer message than the constraint's
+
+    def validate_time_zone(self, value: str) -> str:
+        if zone_named(value) is None:
+            raise serializers.ValidationError(f"{value[:64]!r} is not an IANA time zone (e.g. Europe/Berlin).")
+        return value
 
     def validate(self, data: dict) -> dict:
         start = data.get("quiet_start", getattr(self.instance, "quiet_start", None))

@@ -172,6 +172,8 @@ def test_the_settings_form_saves_digests_and_quiet_hours(client, cast):
     [
         ({"quiet_end": "07:00"}, "quiet_start"),
         ({"time_zone": "Nowhere/Land"}, "time_zone"),
+        ({"time_zone": "Europe/Berlin\u0000"}, "time_zone"),
+        ({"time_zone": "Europe/" + "x" * 100}, "time_zone"),
         ({"webhook_delivery": "weekly"}, "webhook_delivery"),
         ({"quiet_start": "7", "quiet_end": "08:00"}, "quiet_start"),
     ],
