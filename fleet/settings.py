@@ -350,6 +350,15 @@ RUN_PYTHON = env_str("RUN_PYTHON", default=sys.executable)
 RUN_OUTPUT_DIR = Path(env_str("RUN_OUTPUT_DIR", default=str(BASE_DIR / "var" / "runs")))
 # The largest trace or pstats file of one profiled rank the node worker stores (training/profiles.py).
 RUN_PROFILE_MAX_BYTES = env_int("RUN_PROFILE_MAX_BYTES", default=64_000_000, minimum=1000)
+# Where a run's artifacts (final model, metrics CSV) are kept for download; shared by node workers and web servers.
+RUN_ARTIFACT_DIR = Path(env_str("RUN_ARTIFACT_DIR", default=str(BASE_DIR / "var" / "artifacts")))
+# A finished run's files (artifacts) are deleted this many days after its end; 0 keeps them.
+RUN_FILES_RETENTION_DAYS = env_int("RUN_FILES_RETENTION_DAYS", default=30, minimum=0)
+CELERY_BEAT_SCHEDULE["training-delete-expired-run-files"] = {
+    "task": "training.tasks.delete_expired_run_files",
+    "schedule": 3600.0,
+    "options": {"queue": "default", "expires": 3600.0},
+}
 
 # A run no node worker took for RUN_QUEUE_TIMEOUT_S is sent again once, or failed with a reason
 # (training/reconcile.py); the reconciler looks every RUN_RECONCILE_S.

@@ -12,7 +12,7 @@ from fleet.api.errors import ErrorSerializer, error_body
 from fleet.api.pagination import Pages, paginated
 from fleet.api.text import whole_number
 from fleet.models import GPU, GPUModel, Node, Project
-from training import profile_downloads, strategies
+from training import artifacts, profile_downloads, strategies
 from training.access import can_change, visible_runs, visible_sweeps
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus, SweepMetric, SweepMode
@@ -152,7 +152,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def get_queryset(self):
         runs = visible_runs(self.request.user).select_related("owner", "project")
         runs = runs.prefetch_related(
-            "nodes__node", Prefetch("gpus", queryset=GPU.objects.select_related("node", "model"))
+            "nodes__node", "artifacts", Prefetch("gpus", queryset=GPU.objects.select_related("node", "model"))
         )
         if self.action != "list":
             return runs
@@ -237,6 +237,15 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def profile_file(self, request, pk=None, rank=None):
         """A profiled rank's file: the Chrome trace (torch; open it in Perfetto or chrome://tracing) or pstats."""
         return profile_downloads.response(self.get_object(), int(rank))
+
+    @extend_schema(
+        parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, description="model.pt or metrics.csv.")],
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, 404: ErrorSerializer},
+    )
+    @action(detail=True, methods=["get"], url_path=r"artifacts/(?P<name>[A-Za-z0-9._-]+)", url_name="artifact")
+    def artifact(self, request, pk=None, name=None):
+        """Download one of the run's artifacts (listed in the run's ``artifacts``): anyone who may see the run."""
+        return artifacts.download(artifacts.of_run_or_404(self.get_object(), name))
 
     @staticmethod
     def _after(request) -> int:

@@ -59,3 +59,8 @@ class SweepMode(models.TextChoices):
 class SweepMetric(models.TextChoices):
     ACCURACY = "accuracy", "Held-out accuracy (higher is better)"
     LOSS = "loss", "Held-out loss (lower is better)"
+
+
+class ArtifactKind(models.TextChoices):
+    MODEL = "model", "Final model"
+    METRICS = "metrics", "Metrics per step (CSV)"

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from fleet.models import GPU, GPUModel, Node, Project, Reservation
 from training import strategies
-from training.choices import RunNodeStatus, RunStatus, SweepMetric, SweepMode
+from training.choices import ArtifactKind, RunNodeStatus, RunStatus, SweepMetric, SweepMode
 
 SCRIPT = "script"  # the workload name of a run that starts a user script
 
@@ -259,3 +259,21 @@ class RunProfile(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} rank {self.rank} ({self.kind})"
+
+
+class RunArtifact(models.Model):
+    """A file a run left for download (its final model, its metrics per step), kept under RUN_ARTIFACT_DIR."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="artifacts")
+    name = models.CharField(max_length=100, help_text="The file's name, e.g. model.pt.")
+    kind = models.CharField(max_length=16, choices=ArtifactKind.choices)
+    path = models.CharField(max_length=500, help_text="Where it is, relative to RUN_ARTIFACT_DIR.")
+    size_bytes = models.PositiveBigIntegerField()
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run", "name"]
+        constraints = [models.UniqueConstraint(fields=["run", "name"], name="run_artifact_unique_name")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id}: {self.name}"

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from fleet.models import GPU
 from monitoring.health.burnin import record_burnin
-from training import accounts, broadcast, environment, profiles
+from training import accounts, artifacts, broadcast, environment, profiles
 from training.choices import RunNodeStatus, RunStatus
 from training.commands import node_argv
 from training.models import IllegalTransition, Run, RunLog, RunNode
@@ -64,6 +64,7 @@ def run_share(run_node_id: int, worker: str) -> str:
         group = start_group(run, part)
         code, stream = follow(group, run, part)
         keep_profiles(run, part)
+        keep_artifacts(run)
         return end_share(part, code, stream)
     except accounts.AccountRefused as refused:
         fail_run(part, str(refused))
@@ -157,6 +158,14 @@ def start_group(run: Run, part: RunNode) -> ProcessGroup:
             Run.objects.filter(pk=run.pk).update(environment=run.environment)
     log.info("run %s: started %s on %s as pid %s", run.pk, argv[:6], part.node.hostname, group.pid)
     return group
+
+
+def keep_artifacts(run: Run) -> None:
+    """Collect what the processes left for download before the run's end is recorded; never fails the run."""
+    try:
+        artifacts.collect(run.pk, accounts.run_dir(run.pk))
+    except Exception:
+        log.exception("run %s: could not collect its artifacts", run.pk)
 
 
 def worker_account() -> str:

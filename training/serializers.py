@@ -7,7 +7,7 @@ from rest_framework import serializers
 from fleet.models import GPU
 from training import costs
 from training.choices import RunStatus
-from training.models import Run, RunLog, RunMetric, RunNode, RunProfile, Sweep
+from training.models import Run, RunArtifact, RunLog, RunMetric, RunNode, RunProfile, Sweep
 from training.waiting import waiting_for
 
 
@@ -106,6 +106,19 @@ class RunStateSerializer(serializers.ModelSerializer):
         return waiting_for(run) if run.status in (RunStatus.QUEUED, RunStatus.SCHEDULED) else ""
 
 
+class RunArtifactSerializer(serializers.ModelSerializer):
+    """A file of the run to download: ``download`` is its API address (the run page links its own)."""
+
+    download = serializers.SerializerMethodField()
+
+    class Meta:
+        model = RunArtifact
+        fields = ["name", "kind", "size_bytes", "created", "download"]
+
+    def get_download(self, artifact: RunArtifact) -> str:
+        return reverse("training:api-run-artifact", args=[artifact.run_id, artifact.name])
+
+
 class CostSerializer(serializers.Serializer):
     so_far = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
     rate_per_hour = serializers.DecimalField(max_digits=12, decimal_places=3, allow_null=True)
@@ -119,6 +132,7 @@ class RunSerializer(RunStateSerializer):
     project = serializers.CharField(source="project.name", allow_null=True, default=None)
     nodes = RunNodeSerializer(many=True)
     gpus = RunGPUSerializer(many=True)
+    artifacts = RunArtifactSerializer(many=True, read_only=True)
     cost = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField()
 
@@ -138,6 +152,7 @@ class RunSerializer(RunStateSerializer):
             "profiler",
             "nodes",
             "gpus",
+            "artifacts",
             "rendezvous",
             "override",
             "created",

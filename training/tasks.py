@@ -4,7 +4,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from training import lost, reconcile, scheduled, sweep_dispatch
+from training import lost, reconcile, retention, scheduled, sweep_dispatch
 from training.models import RunNode
 from training.node import GPUsBusy, run_share
 
@@ -40,3 +40,8 @@ def start_scheduled_runs() -> list[int]:
 @shared_task(name="training.tasks.dispatch_sweeps")
 def dispatch_sweeps() -> list[int]:
     return sweep_dispatch.dispatch_all()
+
+
+@shared_task(name="training.tasks.delete_expired_run_files")
+def delete_expired_run_files() -> int:
+    return retention.delete_expired_run_files()

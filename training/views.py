@@ -2,6 +2,7 @@
 
 import json
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
@@ -13,7 +14,7 @@ from django.views.decorators.http import require_POST
 from fleet.localtime import in_local_time
 from fleet.models import GPU
 from monitoring.health.models import BurnIn
-from training import costs, env_diff, profile_downloads, profile_tables, strategies
+from training import artifacts, costs, env_diff, profile_downloads, profile_tables, retention, strategies
 from training.access import can_change, visible_run_or_404, visible_runs, visible_sweeps
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus
@@ -117,6 +118,10 @@ def run_detail(request, pk: int):
         "cost": costs.run_cost(run),
         "gpu_hours": costs.run_gpu_hours(run),
         "profiles": profile_tables.profile_views(run),
+        "artifacts": list(run.artifacts.all()),
+        "files_expire": retention.expires_at(run),
+        "files_expired": retention.expired(run),
+        "settings_retention_days": settings.RUN_FILES_RETENTION_DAYS,
     }
     return render(request, "training/run.html", context)
 
@@ -129,6 +134,11 @@ def run_burnins(run: Run):
 def profile_file(request, pk: int, rank: int):
     """A profiled rank's trace or pstats file, for whoever may see the run."""
     return profile_downloads.response(visible_run_or_404(request.user, pk), rank)
+
+
+def artifact(request, pk: int, name: str):
+    run = visible_run_or_404(request.user, pk)
+    return artifacts.download(artifacts.of_run_or_404(run, name))
 
 
 ENVIRONMENT_ORDER = (

@@ -36,6 +36,7 @@ from training import events
 from training.git import git_commit
 from training.torch_build import cudnn_text
 from training.workloads import cpu_ddp, parallel, profiling
+from training.workloads.step_csv import StepCSV, output_file
 
 WARMUP_STEPS = 10
 LR_SCHEDULES = ("cosine", "constant")
@@ -217,7 +218,18 @@ def build_parser(module: ModuleType) -> argparse.ArgumentParser:
         default=parallel.default_mode(),
         help="under torchrun: DDP replicas or FSDP shards (default: FLEET_STRATEGY, else ddp)",
     )
-    parser.add_argument("--save", metavar="PATH", help="save the final model's state_dict here (rank 0)")
+    parser.add_argument(
+        "--save",
+        metavar="PATH",
+        default=output_file("model.pt"),
+        help="save the final model's state_dict here (rank 0; default: model.pt in FLEET_OUTPUT_DIR when set)",
+    )
+    parser.add_argument(
+        "--metrics-csv",
+        metavar="PATH",
+        default=output_file("metrics.csv"),
+        help="write every step's metrics here as CSV (rank 0; default: metrics.csv in FLEET_OUTPUT_DIR when set)",
+    )
     parser.add_argument("--report-interval", type=float, default=0.25, help="seconds between progress events")
     parser.add_argument("--tiny", action="store_true", help="small, fast configuration (tests and smoke checks)")
     profiling.add_arguments(parser)
@@ -390,8 +402,9 @@ def evaluate(
 class Reporter:
     """Turns training steps into events; silent on ranks other than 0."""
 
-    def __init__(self, enabled: bool, world_size: int, interval: float) -> None:
+    def __init__(self, enabled: bool, world_size: int, interval: float, csv_path: str | None = None) -> None:
         self.enabled = enabled
+        self.steps = StepCSV(csv_path) if enabled and csv_path else None
         self.world_size = world_size
         self.throttle = events.ProgressThrottle(interval)
         self.meter = Throughput()
@@ -404,10 +417,16 @@ class Reporter:
         self.meter.add(samples * self.world_size, seconds)
         self.loss_sum += loss
         self.loss_count += 1
+        self.record(step, epoch, loss, samples * self.world_size / seconds if seconds > 0 else None)
         if step == 1 and self.enabled:
             events.emit("first_step", ts=time.time())
         if self.throttle.ready():
             self.progress(step, epoch)
+
+    def record(self, step: int, epoch: int, loss: float | None, samples_per_s: float | None) -> None:
+        """One row of the per-step CSV."""
+        if self.steps is not None:
+            self.steps.step(step, epoch, loss, samples_per_s)
 
     def progress(self, step: int, epoch: int) -> None:
         loss = self.loss_sum / self.loss_count if self.loss_count else None
@@ -426,6 +445,8 @@ class Reporter:
 
     def epoch_end(self, step: int, epoch: int, epochs: int, accuracy: float, test_loss: float) -> None:
         self.accuracy, self.test_loss = accuracy, test_loss
+        if self.steps is not None:
+            self.steps.epoch_end(accuracy, test_loss)
         if self.enabled:
             print(
                 f"epoch {epoch}/{epochs}: held-out accuracy {accuracy:.4f}, held-out loss {test_loss:.4f}", flush=True
@@ -434,6 +455,8 @@ class Reporter:
             self.progress(step, epoch)
 
     def done(self, step: int) -> None:
+        if self.steps is not None:
+            self.steps.close()
         if self.enabled:
             events.emit(
                 "done",
@@ -468,7 +491,7 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
     optimizer = build_optimizer(trained.parameters(), args)
     profiler = profiling.profiler_for(args, env.rank, device)
     trainer = Trainer(trained, optimizer, train, args.batch_size, sampler, device, args, profiler)
-    reporter = Reporter(env.is_main, env.world_size, args.report_interval)
+    reporter = Reporter(env.is_main, env.world_size, args.report_interval, args.metrics_csv)
     watch = ParentWatch() if env.distributed else None
 
     def on_step(epoch: int, loss: float, samples: int, seconds: float) -> None:

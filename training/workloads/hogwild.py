@@ -107,7 +107,7 @@ class Supervisor:
             self.conns.append(parent_end)
 
     def _supervise(self) -> int:
-        self.reporter = common.Reporter(True, 1, self.args.report_interval)
+        self.reporter = common.Reporter(True, 1, self.args.report_interval, self.args.metrics_csv)
         self.step = 0
         self.ended: dict[int, int] = {}  # epoch -> workers that finished it
         self.rates: dict[int, tuple] = {}  # rank -> (steady, median-step) samples/s
@@ -130,6 +130,12 @@ class Supervisor:
         # The workers run side by side: their samples over one worker's time.
         self.reporter.meter.add(samples, seconds / self.workers)
         self.reporter.loss_sum += loss_sum
+        self.reporter.record(
+            self.step,
+            epoch,
+            loss_sum / steps if steps else None,
+            samples * self.workers / seconds if seconds > 0 else None,
+        )
         self.reporter.loss_count += steps
         if self.reporter.throttle.ready():
             self.reporter.progress(self.step, epoch)
@@ -152,6 +158,8 @@ class Supervisor:
             proc.join(WORKER_STOP_TIMEOUT)
         if self.args.save:
             torch.save(self.model.state_dict(), self.args.save)
+        if self.reporter.steps is not None:
+            self.reporter.steps.close()
         events.emit(
             "done",
             accuracy=self.accuracy,
