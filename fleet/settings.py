@@ -354,6 +354,10 @@ RUN_PROFILE_MAX_BYTES = env_int("RUN_PROFILE_MAX_BYTES", default=64_000_000, min
 RUN_ARTIFACT_DIR = Path(env_str("RUN_ARTIFACT_DIR", default=str(BASE_DIR / "var" / "artifacts")))
 # A finished run's files (artifacts) are deleted this many days after its end; 0 keeps them.
 RUN_FILES_RETENTION_DAYS = env_int("RUN_FILES_RETENTION_DAYS", default=30, minimum=0)
+# A run page warns when the run's GPUs were busy less than RUN_BUSY_WARN_PCT of the time, over at least
+# RUN_BUSY_MIN_SAMPLES telemetry samples (training/efficiency.py).
+RUN_BUSY_WARN_PCT = env_percent("RUN_BUSY_WARN_PCT", default=50.0)
+RUN_BUSY_MIN_SAMPLES = env_int("RUN_BUSY_MIN_SAMPLES", default=30, minimum=1)
 CELERY_BEAT_SCHEDULE["training-delete-expired-run-files"] = {
     "task": "training.tasks.delete_expired_run_files",
     "schedule": 3600.0,

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from fleet.localtime import in_local_time
 from fleet.models import GPU
 from monitoring.health.models import BurnIn
-from training import artifacts, costs, env_diff, profile_downloads, profile_tables, retention, strategies
+from training import artifacts, costs, efficiency, env_diff, profile_downloads, profile_tables, retention, strategies
 from training.access import can_change, visible_run_or_404, visible_runs, visible_sweeps
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus
@@ -118,6 +118,8 @@ def run_detail(request, pk: int):
         "cost": costs.run_cost(run),
         "gpu_hours": costs.run_gpu_hours(run),
         "profiles": profile_tables.profile_views(run),
+        "efficiency": efficiency.run_efficiency(run),
+        "raw_retention_hours": settings.FLEET_RAW_RETENTION_HOURS,
         "artifacts": list(run.artifacts.all()),
         "files_expire": retention.expires_at(run),
         "files_expired": retention.expired(run),
