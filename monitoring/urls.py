@@ -3,6 +3,7 @@ from django.urls import include, path
 from monitoring.alerts import silence_views
 from monitoring.alerts import views as alerts
 from monitoring.costs import views as costs
+from monitoring.health import api as health_api
 from monitoring.live import api
 from monitoring.notify import views as notify
 from monitoring.processes import views as processes
@@ -18,6 +19,8 @@ urlpatterns = [
     path("api/fleet/", api.FleetView.as_view(), name="api-fleet"),
     path("api/gpus/<str:uuid>/", api.GPUView.as_view(), name="api-gpu"),
     path("api/gpus/<str:uuid>/series/", api.GPUSeriesView.as_view(), name="api-gpu-series"),
+    path("api/gpus/<str:uuid>/health/", health_api.GPUHealthView.as_view(), name="api-gpu-health"),
+    path("api/gpus/<str:uuid>/burnins/", health_api.GPUBurnInsView.as_view(), name="api-gpu-burnins"),
     path("processes/", processes.processes, name="processes"),
     path("processes/stop/", processes.stop, name="process_stop"),
     path("alerts/", alerts.listing, name="alerts"),

@@ -3,6 +3,10 @@
 from django.http import Http404
 from django.shortcuts import render
 
+from fleet.localtime import in_local_time
+from fleet.models import GPU
+from monitoring.health.history import HISTORY_DAYS, MEMORY_COUNTERS, MEMORY_LABELS, gpu_history
+from monitoring.health.status import health_problems
 from monitoring.live.charts import RANGES
 from monitoring.live.state import fleet_payload
 
@@ -22,10 +26,22 @@ def node(request, hostname: str):
     return render(request, "fleet/node.html", context)
 
 
+@in_local_time
 def gpu(request, uuid: str):
     payload = fleet_payload(gpu_uuid=uuid)
     if not payload["nodes"]:
         raise Http404(f"No GPU {uuid}")
     node = payload["nodes"][0]
     context = {"fleet": payload, "node": node, "gpu": node["gpus"][0], "ranges": RANGES}
-    return render(request, "fleet/gpu.html", context)
+    return render(request, "fleet/gpu.html", {**context, **health_context(GPU.objects.get(uuid=uuid))})
+
+
+def health_context(gpu: GPU) -> dict:
+    """The GPU page's Health card: problems now, memory counters and the history, newest first."""
+    state = {key: getattr(gpu, key) for key in MEMORY_COUNTERS}
+    return {
+        "health_problems": health_problems(state, gpu.burnins.first()),
+        "memory_health": [(MEMORY_LABELS[key], state[key]) for key in MEMORY_COUNTERS],
+        "health_history": gpu_history(gpu),
+        "health_days": HISTORY_DAYS,
+    }

@@ -1,0 +1,59 @@
+"""In a real browser: a GPU page's Health card shows problems, memory counters and the history from the
+simulated agent (remapped rows, XID errors) and a failed burn-in, and fits a 390 px phone."""
+
+from datetime import timedelta
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.conftest import log_in
+from tests.e2e.test_narrow_pages import overflow
+from tests.support.health import REMAP_GPU, XID_GPU, failed_burnin, simulated_node, store_history
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def history(cast, gpu_models):
+    node, simulator = simulated_node()
+    start = store_history(simulator, clean_until_s=600)
+    failed_burnin(node.gpus.get(index=REMAP_GPU), start + timedelta(seconds=1200))
+    return node
+
+
+def test_a_gpu_page_shows_its_health_history(page, asgi_server, history):
+    log_in(page, asgi_server, "alice")
+    remapped = history.gpus.get(index=REMAP_GPU)
+
+    page.goto(f"{asgi_server.url}/fleet/gpus/{remapped.uuid}/", wait_until="domcontentloaded")
+
+    health = page.locator("#health")
+    expect(health.locator(".health-problems li")).to_have_count(2)
+    expect(health.locator(".health-problems li").first).to_contain_text("row remap is pending")
+    expect(health.locator("dl.memory-health")).to_contain_text("Rows remapped (correctable)3")
+    expect(health.locator("dl.memory-health")).to_contain_text("Pages retired (single-bit)N/A")
+    items = health.locator(".health-history li")
+    expect(items).to_have_count(4)  # the burn-in and three memory changes, newest first
+    expect(items.first).to_have_attribute("data-kind", "burnin")
+    expect(items.first).to_contain_text("burn-in failed")
+    expect(items.first).to_contain_text("46 % of datasheet")
+    expect(health.locator('li[data-kind="memory"]', has_text="Rows remapped (correctable): 0 → 3")).to_have_count(1)
+
+    page.goto(f"{asgi_server.url}/fleet/gpus/{history.gpus.get(index=XID_GPU).uuid}/", wait_until="domcontentloaded")
+
+    expect(page.locator('#health li[data-kind="xid"]')).to_have_count(3)
+    expect(page.locator("#health [data-health=ok]")).to_have_text("No health problem known.")
+
+
+def test_the_health_card_fits_390_px(browser, asgi_server, history):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(45_000)
+    log_in(page, asgi_server, "alice")
+
+    page.goto(f"{asgi_server.url}/fleet/gpus/{history.gpus.get(index=REMAP_GPU).uuid}/", wait_until="domcontentloaded")
+
+    expect(page.locator("#health .health-history li")).to_have_count(4)
+    sizes = overflow(page)
+    assert sizes["scrollWidth"] <= sizes["clientWidth"], sizes
+    context.close()
