@@ -1,0 +1,72 @@
+"""What the ingest hardening costs per frame, in process: the checks on and toggled off, alternated.
+
+    SECRET_KEY=dev DATABASE_URL=... python bench/ingest_checks.py [--frames 2000] [--turns 5]
+
+One 8-GPU frame as bench/ingest.py's load generator sends it (the shipped cadence: slow fields in one
+frame of 30, and a frame with every field). "on" is the server's path: the per-node limit, parsing with
+the depth and length walk, and the per-sample checks with the storable-text test. "off" is the same
+without the hardening: plain json.loads, no limit, no shape walk, no text test. Reported: best turn's
+µs per frame for each and their difference; set it against the server's CPU per frame from
+bench/ingest.py in the same session (CPU ms per 1,000 samples × 8 / 1,000).
+"""
+
+import argparse
+import json
+import time
+from unittest import mock
+
+from django.conf import settings
+from ingest import GPUS, LoadAgent  # bench/ is on the path; sets Django up
+
+from monitoring.ingest import validation
+from monitoring.ingest.limits import RateLimit
+
+
+def frames() -> tuple[dict[str, str], list[str]]:
+    agent = LoadAgent("bench-checks", "token", 1, 0)
+    now = time.time()
+    values = {"seq": 2, "ts": now - 5, "start": now - 600}
+    return {"shipped cadence": agent.template % values, "every field": agent.full_template % values}, agent.uuids
+
+
+def on(text: str, gpus: set[str], limit: RateLimit) -> None:
+    assert limit.over(len(text)) is None
+    frame = validation.parse(text, None, settings.AGENT_MAX_FRAME_BYTES)
+    assert validation.check_samples(frame, gpus, time.time()).refused is None
+
+
+def best_us(variant, text: str, gpus: set[str], count: int) -> float:
+    limit = RateLimit(1e9, 1e12, 1.0)
+    started = time.perf_counter()
+    for _ in range(count):
+        variant(text, gpus, limit)
+    return (time.perf_counter() - started) / count * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--frames", type=int, default=2000)
+    parser.add_argument("--turns", type=int, default=5)
+    args = parser.parse_args()
+    texts, uuids = frames()
+    gpus = set(uuids)
+    print(f"{GPUS}-GPU frame, best of {args.turns} alternated turns x {args.frames} frames")
+    print("frame | checks on µs | off µs | hardening µs per frame")
+    for name, text in texts.items():
+        results = {"on": [], "off": []}
+        for _ in range(args.turns):
+            results["on"].append(best_us(on, text, gpus, args.frames))
+            with mock.patch.object(validation, "storable_text", lambda value, path, problems: value):
+                results["off"].append(best_us(plain, text, gpus, args.frames))
+        best_on, best_off = min(results["on"]), min(results["off"])
+        print(f"{name} ({len(text):,} chars) | {best_on:.1f} | {best_off:.1f} | {best_on - best_off:.1f}")
+
+
+def plain(text: str, gpus: set[str], limit: RateLimit) -> None:
+    """Without the hardening (storable_text is patched out around the loop)."""
+    frame = json.loads(text)
+    assert validation.check_samples(frame, gpus, time.time()).refused is None
+
+
+if __name__ == "__main__":
+    main()
