@@ -2,10 +2,12 @@
 
 from django.conf import settings
 from django.urls import reverse
+from django.utils import timezone
 
 from fleet.localtime import when
 from monitoring.alerts.choices import AlertEventKind, AlertStatus
 from monitoring.alerts.models import Alert, AlertEvent
+from monitoring.costs.stretches import underused
 
 HEADLINES = {
     AlertEventKind.OPENED: "{title}",
@@ -109,7 +111,20 @@ def digest_body(notifications: list, why: str) -> str:
     lines = [digest_subject(notifications, why), ""]
     for note in notifications:
         lines += [f"- {digest_line(note)}", f"  {alert_url(note.event)}"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + underused_lines(notifications)) + "\n"
+
+
+def underused_lines(notifications: list) -> list[str]:
+    """The person's underused GPUs over the digest's period: reported here, never alerted (docs/alerts.md)."""
+    found = underused(notifications[0].created, timezone.now(), owner=notifications[0].user)
+    lines = ["", "Underused GPUs (idle for whole windows between bursts of work):"] if found else []
+    for u in found:
+        cost = f", ${u.idle_cost}" if u.idle_cost is not None else ""
+        lines.append(
+            f"- {u.name} (pid {u.pid}) on {u.node} GPU {u.gpu_index}: {u.idle_hours:.1f} idle GPU-hours "
+            f"in {u.stretches} stretches{cost}"
+        )
+    return lines
 
 
 def digest_payload(notifications: list, why: str) -> dict:

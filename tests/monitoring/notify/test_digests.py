@@ -3,11 +3,14 @@ hours are over, then sent as one message per channel; in-app notifications arriv
 
 import json
 from datetime import UTC, datetime, time, timedelta
+from decimal import Decimal
 
 import pytest
 import time_machine
 from rest_framework.test import APIClient
 
+from monitoring.alerts.choices import IdleStretchKind
+from monitoring.alerts.models import IdleStretch
 from monitoring.notify.choices import Delivery, NotificationStatus, TransportKind
 from monitoring.notify.dispatch import dispatch_pending
 from monitoring.notify.held import send_held, send_held_notifications
@@ -186,3 +189,19 @@ def test_the_preferences_api_refuses_bad_input_in_the_usual_shape(cast, body, fi
     assert not NotificationPreference.objects.exists()
     saved = api.put("/api/alert-preferences/", {"email_delivery": "hourly", "time_zone": BERLIN}, format="json")
     assert saved.status_code == 200 and saved.json()["email_delivery"] == "hourly"
+
+
+def test_the_digest_lists_the_persons_underused_gpus_with_their_idle_cost(cast, clock, gpu, mailoutbox):
+    alice = cast["owner"]
+    NotificationPreference.objects.create(user=alice, email_delivery=Delivery.HOURLY)
+    alert_at(clock, at(12, 5), alice, "Idle python")
+    alert_at(clock, at(12, 45), alice, "Idle notebook")
+    IdleStretch.objects.create(
+        key=f"idle_process:{gpu.uuid}:5000:0", kind=IdleStretchKind.UNDERUSED, gpu=gpu, pid=5000, os_user="alice",
+        name="vllm", owner=alice, began=at(12, 10), until=at(12, 40), rate=Decimal("2.50"),
+    )  # fmt: skip
+    clock.move_to(at(13) + timedelta(seconds=30))
+    assert send_held() == 1
+    (mail,) = mailoutbox
+    assert "Underused GPUs" in mail.body
+    assert "vllm (pid 5000) on gpu-01 GPU 0: 0.5 idle GPU-hours in 1 stretches, $1.25" in mail.body
