@@ -176,13 +176,15 @@ AXES_IPWARE_META_PRECEDENCE_ORDER = (
     ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if AXES_IPWARE_PROXY_COUNT else ["REMOTE_ADDR"]
 )
 # Content-Security-Policy (django-csp): pages load scripts, styles, images, fonts and connections from this
-# site only, and run no inline script (the pages keep their scripts in static/js/). Inline style attributes
-# stay allowed: templates size bars with them and Plotly styles its charts that way; they cannot run code.
+# site only, and run no inline script or style: scripts live in static/js/, styles in static/css/. Sizes and
+# colours known only at render time travel as data-css-* attributes that static/js/sizes.js applies through
+# the CSSOM (element.style), which the policy does not govern, as Plotly draws its charts; the stylesheets
+# Plotly would add inline are static files (templates/_plotly.html).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
-        "style-src": ["'self'", "'unsafe-inline'"],
+        "style-src": ["'self'"],
         "img-src": ["'self'", "data:"],
         "font-src": ["'self'"],
         "connect-src": ["'self'"],

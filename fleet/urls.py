@@ -16,7 +16,11 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", APIRoot.as_view(), name="api-root"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "api/docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema", template_name="api/swagger_ui.html"),
+        name="api-docs",
+    ),
     path("", include("fleet.app_urls")),
     path("", include("monitoring.urls")),
     path("", include("training.urls")),

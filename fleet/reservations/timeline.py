@@ -130,8 +130,8 @@ class Painter:
             parts.append(ReservationStatus(status).label.lower())
         title = escape(" · ".join(part for part in parts if part))
         return (
-            f'<a class="tl-bar{mine}" href="/reservations/{booking}/" style="left:{left}%;width:{width}%;'
-            f'background:{colour}" title="{title}">{escape(who)}</a>'
+            f'<a class="tl-bar{mine}" href="/reservations/{booking}/" data-css-left="{left}%" '
+            f'data-css-width="{width}%" data-css-background="{colour}" title="{title}">{escape(who)}</a>'
         )
 
 

@@ -24,13 +24,13 @@ def test_it_shows_every_gpu_with_its_bookings(alice, cast, fleet_gpus):
     assert body.count('class="tl-track" data-gpu=') == len(fleet_gpus)
     assert "gpu-t4-01:1" in body
     assert body.count('class="tl-bar') == 1 and "LLM eval" in body
-    assert f"background:{colour_for('bob')}" in body
+    assert f'data-css-background="{colour_for("bob")}"' in body
 
 
 def test_bookings_can_be_coloured_by_project(alice, cast, fleet_gpus):
     booked(cast["teammate"], fleet_gpus[:1], 1, 5, project=cast["project"])
     body = alice.get(URL, {"colour": "project"}).content.decode()
-    assert f"background:{colour_for('vision')}" in body
+    assert f'data-css-background="{colour_for("vision")}"' in body
 
 
 def test_my_own_bookings_stand_out(alice, cast, fleet_gpus):

@@ -24,7 +24,7 @@ def test_a_busy_gpu_shows_its_figures_owner_and_colour(client, cast, fleet):
     client.force_login(cast["outsider"])
     html = tile(client.get("/fleet/").content.decode(), "GPU-live-0")
     assert 'class="tile util-full"' in html
-    assert "97 %" in html and "58.8 / 79.6 GiB" in html and "width: 74%" in html
+    assert "97 %" in html and "58.8 / 79.6 GiB" in html and 'data-css-width="74%"' in html
     assert "71 °C" in html and "512 W" in html
     assert "<b>alice</b> python · 57.6 GiB" in html
 
