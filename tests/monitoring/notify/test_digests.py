@@ -113,13 +113,15 @@ def test_the_beat_task_on_a_real_worker_posts_a_daily_digest_once(celery_worker,
     alice = cast["owner"]
     NotificationPreference.objects.create(user=alice, webhook_delivery=Delivery.DAILY, time_zone=BERLIN)
     Webhook.objects.create(user=alice, name="lab", url=receiver.url)
-    with time_machine.travel(at(12), tick=False) as clock:
+    three_days_ago = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(days=3)
+    with time_machine.travel(three_days_ago, tick=False) as clock:
         for minute in (5, 50):
-            alert_at(clock, at(12, minute), alice, f"Idle python at :{minute}")
-    # the worker's clock is the real one, past the next morning's 08:00 in Berlin: the digest is due
+            alert_at(clock, three_days_ago + timedelta(minutes=minute), alice, f"Idle python at :{minute}")
+    # the worker's clock is the real one, past the next 08:00 in Berlin after then: the digest is due
     for _ in range(2):
         send_held_notifications.delay()
     hooks = Notification.objects.filter(user=alice, transport=TransportKind.WEBHOOK)
+    assert hooks.count() == 2 and not hooks.filter(deliver_after=None).exists()
     wait_for(lambda: all(n.status == NotificationStatus.SENT for n in hooks.all()), timeout_s=30, what="the digest")
     ((_, body),) = receiver.requests
     data = json.loads(body)
