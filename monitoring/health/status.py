@@ -9,22 +9,27 @@ from collections.abc import Iterable, Mapping
 
 from monitoring.health.models import BurnIn
 
-FLAG_SENTENCES = {
-    "remap_failure": "Row remapping failed: the GPU should be replaced.",
-    "remap_pending": "A memory row remap is pending: reset the GPU to apply it.",
-    "retired_pending": "A memory page retirement is pending: reset the GPU to apply it.",
+FLAGS = {  # key: (badge label, sentence)
+    "remap_failure": ("Remap failed", "Row remapping failed: the GPU should be replaced."),
+    "remap_pending": ("Remap pending", "A memory row remap is pending: reset the GPU to apply it."),
+    "retired_pending": ("Retirement pending", "A memory page retirement is pending: reset the GPU to apply it."),
 }
 
 
-def health_problems(state: Mapping, last_burnin: BurnIn | None) -> list[str]:
-    """Sentences for each problem, worst first; empty when none is known."""
-    problems = [sentence for key, sentence in FLAG_SENTENCES.items() if state.get(key)]
+def health_marks(state: Mapping, last_burnin: BurnIn | None) -> list[dict]:
+    """Each problem as {"label", "why"}, worst first; empty when none is known."""
+    marks = [{"label": label, "why": why} for key, (label, why) in FLAGS.items() if state.get(key)]
     if last_burnin is not None and not last_burnin.passed:
-        problems.append(f"Last burn-in failed ({last_burnin.finished_at:%Y-%m-%d %H:%M} UTC): {last_burnin.reason}")
-    return problems
+        when = f"{last_burnin.finished_at:%Y-%m-%d %H:%M} UTC"
+        marks.append({"label": "Burn-in failed", "why": f"Last burn-in failed ({when}): {last_burnin.reason}"})
+    return marks
 
 
-def last_burnins(gpu_ids: Iterable[int]) -> dict[int, BurnIn]:
-    """Each GPU's latest burn-in, in one query."""
-    latest = BurnIn.objects.filter(gpu_id__in=list(gpu_ids)).order_by("gpu_id", "-finished_at", "-id")
-    return {record.gpu_id: record for record in latest.distinct("gpu_id")}
+def health_problems(state: Mapping, last_burnin: BurnIn | None) -> list[str]:
+    return [mark["why"] for mark in health_marks(state, last_burnin)]
+
+
+def last_burnins(uuids: Iterable[str]) -> dict[str, BurnIn]:
+    """Each GPU's latest burn-in by UUID, in one query."""
+    latest = BurnIn.objects.filter(gpu__uuid__in=list(uuids)).select_related("gpu")
+    return {record.gpu.uuid: record for record in latest.order_by("gpu_id", "-finished_at", "-id").distinct("gpu_id")}

@@ -7,12 +7,14 @@ and an item of /api/fleet/ are the same bytes. A missing value stays null ("N/A"
 
 from collections.abc import Mapping
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from fleet.availability import memory_holders
 from fleet.choices import NodeStatus, ThrottleReason, UtilizationBand
 from fleet.owners import believed_run, owner_key
 from monitoring.agent.metrics import CLOCKS_EVENT_REASONS, METRICS, Metric
+from monitoring.health.status import health_marks
 
 THROTTLE_BITS = {
     ThrottleReason.THERMAL: CLOCKS_EVENT_REASONS["sw_thermal_slowdown"] | CLOCKS_EVENT_REASONS["hw_thermal_slowdown"],
@@ -136,6 +138,11 @@ class GPUStateSerializer(MetricsSerializer):
         return memory_holders(state.get("processes") or [], self.context.get("owners", {}))
 
 
+class HealthMarkSerializer(serializers.Serializer):
+    label = serializers.CharField(help_text="A badge's word, e.g. Remap pending.")
+    why = serializers.CharField(help_text="The sentence behind it.")
+
+
 class GPUSerializer(GPUStateSerializer):
     """A GPU of the inventory with its latest state."""
 
@@ -147,6 +154,14 @@ class GPUSerializer(GPUStateSerializer):
     pci_bus_id = serializers.CharField(allow_blank=True, help_text="PCI address, e.g. 00000000:3B:00.0.")
     mig = serializers.BooleanField()
     holder = serializers.SerializerMethodField(help_text="Who has booked it now and until when, or null.")
+    health = serializers.SerializerMethodField(
+        help_text="Why it needs an admin's look, worst first: {label, why} (remap failed or pending, last burn-in "
+        "failed); empty when nothing is known. Read when the page or snapshot is built, not carried by live updates."
+    )
+
+    @extend_schema_field(HealthMarkSerializer(many=True))
+    def get_health(self, gpu: Mapping) -> list[dict]:
+        return health_marks(gpu, self.context.get("burnins", {}).get(gpu["uuid"]))
 
     def get_holder(self, gpu: Mapping) -> dict | None:
         return self.context.get("holders", {}).get(gpu["uuid"])

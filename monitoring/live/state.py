@@ -7,6 +7,7 @@ from fleet.models import GPU, Node
 from fleet.owners import owner_key, owner_usernames
 from fleet.reservations.booking import current_holders
 from monitoring.agent.metrics import METRIC_KEYS
+from monitoring.health.status import last_burnins
 from monitoring.live.serializers import FleetSummarySerializer, NodeSerializer
 
 # The state a GPU row keeps is every metric of the agent protocol.
@@ -128,7 +129,8 @@ def booking_holders() -> dict[str, dict]:
 
 def serialize_nodes(records: list[dict]) -> list[dict]:
     owners = owner_names(gpu for record in records for gpu in record["gpus"])
-    context = {"owners": owners, "holders": booking_holders()}
+    uuids = [gpu["uuid"] for node in records for gpu in node["gpus"]]
+    context = {"owners": owners, "holders": booking_holders(), "burnins": last_burnins(uuids)}
     return NodeSerializer(records, many=True, context=context).data
 
 

@@ -45,6 +45,25 @@ def test_a_gpu_page_shows_its_health_history(page, asgi_server, history):
     expect(page.locator("#health [data-health=ok]")).to_have_text("No health problem known.")
 
 
+def test_the_fleet_page_marks_the_gpus_and_fits_390_px(browser, asgi_server, history):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(45_000)
+    log_in(page, asgi_server, "alice")
+
+    page.goto(f"{asgi_server.url}/fleet/", wait_until="domcontentloaded")
+
+    expect(page.locator("[data-live-state]")).to_have_text("live")
+    marks = page.locator("[data-health]")
+    expect(marks).to_have_count(2)
+    expect(marks.first).to_have_text("Remap pending")
+    expect(marks.first).to_have_attribute("title", "A memory row remap is pending: reset the GPU to apply it.")
+    expect(marks.first).to_be_visible()
+    sizes = overflow(page)
+    assert sizes["scrollWidth"] <= sizes["clientWidth"], sizes
+    context.close()
+
+
 def test_the_health_card_fits_390_px(browser, asgi_server, history):
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = context.new_page()
