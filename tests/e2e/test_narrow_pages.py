@@ -85,3 +85,33 @@ def test_a_range_with_one_sample_still_shows_it(page, asgi_server, busy_gpu):
     chart = page.locator("[data-chart='temp']")
     expect(chart).to_have_attribute("data-points", "1")
     expect(chart.locator(".scatterlayer .point")).to_have_count(1)
+
+
+def test_a_finished_runs_page_fits_390_px_with_a_long_record(browser, asgi_server, busy_gpu, cast):
+    from training.models import Run
+
+    ended = timezone.now()
+    run = Run.objects.create(
+        owner=cast["owner"],
+        name="a long ablation",
+        workload="digits",
+        strategy="single",
+        hyperparameters={"learning_rate_schedule": "cosine-with-warmup-and-restarts", "epochs": 3},
+        status="succeeded",
+        started_at=ended - timedelta(minutes=5),
+        finished_at=ended,
+        exit_code=0,
+        environment={
+            "host": busy_gpu.node.hostname,
+            "python": "3.11.2 (main, Mar 13 2023, 12:18:29) [GCC 12.2.0]",
+            "torch": "2.13.0+cpu",
+            "command": LONG_COMMAND.split(),
+            "git_commit": "0123456789abcdef0123456789abcdef01234567",
+        },
+    )
+    run.gpus.add(busy_gpu)
+    page = narrow_page(browser, asgi_server)
+    page.goto(asgi_server.url + f"/runs/{run.pk}/", wait_until="domcontentloaded")
+    expect(page.locator("#environment")).to_contain_text("0123456789abcdef")
+    sizes = overflow(page)
+    assert sizes["scrollWidth"] <= sizes["clientWidth"], sizes
