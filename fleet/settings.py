@@ -389,6 +389,19 @@ CELERY_BEAT_SCHEDULE["training-dispatch-sweeps"] = {
     "schedule": RUN_SWEEP_DISPATCH_S,
     "options": {"queue": "default", "expires": RUN_SWEEP_DISPATCH_S},
 }
+# Checkpoints (docs/runs.md, Checkpoints and resume): built-in workloads save every N steps or M seconds,
+# whichever comes first (0 turns a rule off), and when told to stop; each run's under RUN_CHECKPOINT_DIR.
+# The directory must be one the web server and every node worker see (shared storage, or one machine).
+# Checkpoints of runs that ended more than RUN_CHECKPOINT_RETENTION_DAYS ago are deleted each hour.
+RUN_CHECKPOINT_DIR = Path(env_str("RUN_CHECKPOINT_DIR", default=str(BASE_DIR / "var" / "checkpoints")))
+RUN_CHECKPOINT_EVERY_STEPS = env_int("RUN_CHECKPOINT_EVERY_STEPS", default=1000, minimum=0)
+RUN_CHECKPOINT_EVERY_S = env_float("RUN_CHECKPOINT_EVERY_S", default=600.0, minimum=0.0)
+RUN_CHECKPOINT_RETENTION_DAYS = env_float("RUN_CHECKPOINT_RETENTION_DAYS", default=14.0, minimum=0.0)
+CELERY_BEAT_SCHEDULE["training-delete-old-checkpoints"] = {
+    "task": "training.tasks.delete_old_checkpoints",
+    "schedule": 3600.0,
+    "options": {"queue": "default", "expires": 3600.0},
+}
 CELERY_BEAT_SCHEDULE["training-mark-lost-runs"] = {
     "task": "training.tasks.mark_lost_runs",
     "schedule": RUN_HEARTBEAT_S,

@@ -19,6 +19,23 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def checkpoint_root(tmp_path_factory):
+    """Each session's runs keep their checkpoints apart: run ids start again with every test database.
+
+    Set before any server or node worker starts, which inherit it through the environment.
+    """
+    path = tmp_path_factory.mktemp("checkpoints")
+    os.environ["RUN_CHECKPOINT_DIR"] = str(path)
+    try:
+        from django.conf import settings
+    except ImportError:  # the agent's tests run without Django
+        return path
+    if settings.configured:
+        settings.RUN_CHECKPOINT_DIR = path
+    return path
+
+
 @pytest.fixture
 def cast(db):
     """Every permission test gets the same people: an owner, a teammate, an outsider and an admin."""

@@ -19,6 +19,7 @@ from training.choices import RunStatus, SweepMetric, SweepMode
 from training.launch import LaunchRequest, check_launch, launch, launch_estimate
 from training.models import SCRIPT, Run, Sweep
 from training.params import LAUNCH_DEFAULTS
+from training.resume import ResumeRefused, resume
 from training.serializers import (
     RunLogSerializer,
     RunMetricSerializer,
@@ -76,6 +77,13 @@ class LaunchSerializer(serializers.Serializer):
         default=None,
         help_text='Off when absent. {"wait": 5, "warmup": 2, "active": 5, "ranks": "0"} profiles a built-in '
         'workload\'s steps with the torch profiler (ranks "0" or "all"); {"ranks": "0"} a script with cProfile.',
+    )
+    checkpoint_dir = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=1000,
+        help_text="Where its checkpoints go, inside RUN_CHECKPOINT_DIR (relative to it); default run-<id> there.",
     )
 
     def to_request(self, user) -> LaunchRequest:
@@ -204,6 +212,23 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         except CancelRefused as refused:
             return Response(error_body(refused), status=status.HTTP_409_CONFLICT)
         return Response(RunSerializer(self.get_queryset().get(pk=run.pk)).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        request=None, responses={201: RunSerializer, 400: ErrorSerializer, 403: ErrorSerializer, 409: ErrorSerializer}
+    )
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        """Continue an ended run from its last checkpoint (owner only): a new run, same hyperparameters and GPUs."""
+        run = self.get_object()
+        try:
+            resumed = resume(run, request.user)
+        except ResumeRefused as refused:
+            if refused.forbidden:
+                raise PermissionDenied(str(refused)) from None
+            if refused.errors:
+                raise field_errors(refused.errors) from None
+            return Response(error_body(refused), status=status.HTTP_409_CONFLICT)
+        return Response(RunSerializer(self.get_queryset().get(pk=resumed.pk)).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(parameters=[after_parameter("after")], responses=RunMetricSerializer(many=True))
     @action(detail=True, methods=["get"])

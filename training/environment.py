@@ -9,6 +9,7 @@ from pathlib import Path
 from django.conf import settings
 
 from fleet.models import GPU
+from training import checkpoint_store
 from training.accounts import Account
 from training.git import git_commit, git_dirty
 from training.models import Run, RunNode
@@ -28,7 +29,11 @@ WITHHELD = {
 
 
 def process_env(
-    run: Run, part: RunNode, account: Account | None = None, output_dir: Path | None = None
+    run: Run,
+    part: RunNode,
+    account: Account | None = None,
+    output_dir: Path | None = None,
+    checkpoint_dir: Path | None = None,
 ) -> dict[str, str]:
     """The node worker's environment minus its secrets, plus the training processes' settings, devices and identity.
 
@@ -40,6 +45,8 @@ def process_env(
         env.update(account.env())
     if output_dir is not None:
         env["FLEET_OUTPUT_DIR"] = str(output_dir)
+    if checkpoint_dir is not None:
+        env.update(checkpoint_env(run, checkpoint_dir))
     base = str(settings.BASE_DIR)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [base, env.get("PYTHONPATH", "")]))
     env.update(
@@ -52,6 +59,20 @@ def process_env(
         FLEET_NODE=part.node.hostname,
         FLEET_NODE_RANK=str(part.rank),
     )
+    return env
+
+
+def checkpoint_env(run: Run, checkpoint_dir: Path) -> dict[str, str]:
+    """Where to save checkpoints, when, what to continue from, and how a stop is announced (docs/workloads.md)."""
+    env = {
+        "FLEET_CHECKPOINT_DIR": str(checkpoint_dir),
+        "FLEET_CHECKPOINT_EVERY_STEPS": str(settings.RUN_CHECKPOINT_EVERY_STEPS),
+        "FLEET_CHECKPOINT_EVERY_S": f"{settings.RUN_CHECKPOINT_EVERY_S:g}",
+        "FLEET_STOP_SIGNAL": "SIGTERM",
+        "FLEET_STOP_GRACE_S": f"{settings.RUN_CANCEL_GRACE_S:g}",
+    }
+    if run.resumed_from_id is not None:
+        env["FLEET_RESUME_DIR"] = str(checkpoint_store.run_dir(run.resumed_from))
     return env
 
 

@@ -15,7 +15,7 @@ import time
 from typing import Any, TextIO
 
 PREFIX = "FLEET_EVENT "
-EVENTS = ("env", "first_step", "progress", "done")
+EVENTS = ("env", "first_step", "progress", "checkpoint", "done")
 
 
 def format_event(event: str, **fields: Any) -> str:

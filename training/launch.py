@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from fleet.availability import unfree
 from fleet.models import GPU, Node, Project, Reservation
-from training import accounts, costs, profile_options, strategies
+from training import accounts, checkpoint_store, costs, profile_options, strategies
 from training.choices import RunStatus
 from training.dispatch import send_share
 from training.models import SCRIPT, Run, RunNode
@@ -45,6 +45,7 @@ class LaunchRequest:
     booking: str | None = None  # one of the user's bookings (its UUID): the run takes its GPUs and time
     placed_later: bool = False  # a sweep's run: its GPU is chosen, free, when it starts (training/sweep_dispatch.py)
     profiler: Any = None  # profiler options (training/profile_options.py); None: off
+    checkpoint_dir: str = ""  # below RUN_CHECKPOINT_DIR; empty: run-<id> there
 
 
 @dataclass
@@ -65,6 +66,8 @@ class LaunchPlan:
     reservation: Reservation | None = None  # the booking of a run that waits for it to begin
     start_at: datetime | None = None
     profiler: dict[str, Any] = field(default_factory=dict)
+    checkpoint_dir: str = ""
+    resumed_from: Run | None = None  # training/resume.py
 
 
 def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, str]]:
@@ -93,6 +96,9 @@ def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, s
         check_long_enough(window, {**facts, "epochs": params.get("epochs"), "gpus": window.gpus}, errors)
     if (problem := accounts.launch_problem(request.user)) is not None:
         errors["account"] = problem
+    checkpoint_dir, problem = checkpoint_store.check_dir(request.checkpoint_dir)
+    if problem:
+        errors["checkpoint_dir"] = problem
     if errors:
         return None, errors
     plan = LaunchPlan(
@@ -110,6 +116,7 @@ def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, s
         reservation=window.reservation if later else None,
         start_at=window.start if later else None,
         profiler=profiler,
+        checkpoint_dir=checkpoint_dir,
     )
     return plan, {}
 
@@ -273,7 +280,10 @@ def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
             hyperparameters=plan.hyperparameters,
             profiler=plan.profiler,
             override=plan.override,
+            resumed_from=plan.resumed_from,
         )
+        run.checkpoint_dir = plan.checkpoint_dir or str(checkpoint_store.default_dir(run.pk))
+        Run.objects.filter(pk=run.pk).update(checkpoint_dir=run.checkpoint_dir)
         run.gpus.set(plan.gpus)
         parts = [
             RunNode.objects.create(

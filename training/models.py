@@ -110,6 +110,21 @@ class Run(models.Model):
     )
     start_at = models.DateTimeField(null=True, blank=True, help_text="When a scheduled run starts.")
 
+    # Checkpoints and resume (training/checkpoint_store.py, training/resume.py).
+    stop_reason = models.CharField(max_length=300, blank=True, help_text="Why it was asked to stop, when it was.")
+    checkpoint_dir = models.CharField(max_length=1000, blank=True, help_text="Where its checkpoints are saved.")
+    checkpoint = models.JSONField(
+        default=dict, blank=True, help_text="The latest checkpoint: step, bytes, seconds, reason, saved_at."
+    )
+    resumed_from = models.ForeignKey(
+        "self",
+        on_delete=models.SET_NULL,
+        related_name="resumes",
+        null=True,
+        blank=True,
+        help_text="The run whose last checkpoint this one continues from.",
+    )
+
     class Meta:
         ordering = ["-created"]
         indexes = [models.Index(fields=["status"], name="run_status_idx")]

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from fleet.models import GPU
 from monitoring.health.burnin import record_burnin
-from training import accounts, artifacts, broadcast, environment, profiles
+from training import accounts, artifacts, broadcast, checkpoint_store, environment, profiles
 from training.choices import RunNodeStatus, RunStatus
 from training.commands import node_argv
 from training.models import IllegalTransition, Run, RunLog, RunNode
@@ -148,7 +148,8 @@ def start_group(run: Run, part: RunNode) -> ProcessGroup:
     cwd = os.path.dirname(run.script) if run.script else str(settings.BASE_DIR)
     account = accounts.run_account(run.owner)  # AccountRefused: nothing has started
     output_dir = accounts.output_dir(run.pk, account)
-    group = ProcessGroup(argv, environment.process_env(run, part, account, output_dir), cwd, account)
+    checkpoint_dir = checkpoint_store.prepare(run, account)
+    group = ProcessGroup(argv, environment.process_env(run, part, account, output_dir, checkpoint_dir), cwd, account)
     record = {**environment.node_record(run, part, argv), "account": account.name if account else worker_account()}
     with transaction.atomic():
         RunNode.objects.filter(pk=part.pk).update(status=RunNodeStatus.RUNNING, pid=group.pid, environment=record)
@@ -283,7 +284,7 @@ def decide(run: Run, part: RunNode, code: int | None, stream: RunStream | None) 
         return None
     if run.cancel_requested_at:
         who = run.cancelled_by.get_username() if run.cancelled_by else "an admin"
-        return RunStatus.CANCELLED, f"Cancelled by {who}."
+        return RunStatus.CANCELLED, run.stop_reason or f"Cancelled by {who}."
     if code != 0:
         hint = stream.error_hint() if stream else ""
         message = f"The processes on {part.node.hostname} exited with code {code}."

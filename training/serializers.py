@@ -5,7 +5,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from fleet.models import GPU
-from training import costs
+from training import checkpoint_store, costs
 from training.choices import RunStatus
 from training.models import Run, RunArtifact, RunLog, RunMetric, RunNode, RunProfile, Sweep
 from training.waiting import waiting_for
@@ -125,6 +125,31 @@ class CostSerializer(serializers.Serializer):
     gpu_hours = serializers.FloatField()
 
 
+class CheckpointSerializer(serializers.Serializer):
+    """A run's latest checkpoint as the training process reported it, and what its directory holds now."""
+
+    directory = serializers.CharField()
+    step = serializers.IntegerField(allow_null=True, help_text="The step it continues from when resumed.")
+    saved_at = serializers.CharField(allow_null=True)
+    reason = serializers.CharField(allow_null=True, help_text="periodic, or stop (saved when told to stop).")
+    seconds = serializers.FloatField(allow_null=True, help_text="How long the save took.")
+    size_bytes = serializers.IntegerField(allow_null=True, help_text="On disk now; null when there are none.")
+    deleted_at = serializers.CharField(allow_null=True, help_text="When retention deleted them.")
+
+
+def checkpoint_facts(run: Run) -> dict:
+    reported = run.checkpoint or {}
+    return {
+        "directory": str(checkpoint_store.run_dir(run)),
+        "step": reported.get("step"),
+        "saved_at": reported.get("saved_at"),
+        "reason": reported.get("reason"),
+        "seconds": reported.get("seconds"),
+        "size_bytes": checkpoint_store.size_bytes(run),
+        "deleted_at": reported.get("deleted_at"),
+    }
+
+
 class RunSerializer(RunStateSerializer):
     """A run in full: what, where, how and what happened."""
 
@@ -135,6 +160,8 @@ class RunSerializer(RunStateSerializer):
     artifacts = RunArtifactSerializer(many=True, read_only=True)
     cost = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField()
+    checkpoint = serializers.SerializerMethodField()
+    resumed_from = serializers.PrimaryKeyRelatedField(read_only=True, help_text="The run this one continues.")
 
     class Meta(RunStateSerializer.Meta):
         fields = [
@@ -157,8 +184,14 @@ class RunSerializer(RunStateSerializer):
             "override",
             "created",
             "cost",
+            "checkpoint",
+            "resumed_from",
             *RunStateSerializer.Meta.fields[1:],
         ]
+
+    @extend_schema_field(CheckpointSerializer)
+    def get_checkpoint(self, run: Run) -> dict:
+        return CheckpointSerializer(checkpoint_facts(run)).data
 
     @extend_schema_field(CostSerializer)
     def get_cost(self, run: Run) -> dict:

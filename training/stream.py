@@ -81,6 +81,8 @@ class RunStream:
             self.changes["first_step_at"] = _when(event.get("ts"))
         elif kind == "progress":
             self._progress(event)
+        elif kind == "checkpoint":
+            self._checkpoint(event)
         elif kind == "done":
             self.changes["result"] = {key: value for key, value in event.items() if key != "event"}
             if _number(event.get("accuracy")) is not None:
@@ -105,6 +107,18 @@ class RunStream:
             value = getattr(metric, field)
             if value is not None:
                 self.changes[field] = value
+
+    def _checkpoint(self, event: dict) -> None:
+        step = _count(event.get("step"))
+        if step is None:
+            return
+        self.changes["checkpoint"] = {
+            "step": step,
+            "bytes": _count(event.get("bytes")),
+            "seconds": _number(event.get("seconds")),
+            "reason": str(event.get("reason") or "")[:40],
+            "saved_at": _when(event.get("ts")).isoformat(),
+        }
 
     def flush(self) -> None:
         """Write what arrived since the last flush, with a heartbeat, and tell the watchers."""

@@ -4,7 +4,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from training import lost, reconcile, retention, scheduled, sweep_dispatch
+from training import checkpoint_store, lost, reconcile, retention, scheduled, sweep_dispatch
 from training.models import RunNode
 from training.node import GPUsBusy, run_share
 
@@ -40,6 +40,11 @@ def start_scheduled_runs() -> list[int]:
 @shared_task(name="training.tasks.dispatch_sweeps")
 def dispatch_sweeps() -> list[int]:
     return sweep_dispatch.dispatch_all()
+
+
+@shared_task(name="training.tasks.delete_old_checkpoints")
+def delete_old_checkpoints() -> list[int]:
+    return checkpoint_store.delete_old()
 
 
 @shared_task(name="training.tasks.delete_expired_run_files")

@@ -17,6 +17,7 @@ urlpatterns = [
     path("runs/<int:pk>/", views.run_detail, name="run"),
     path("runs/<int:pk>/cancel/", views.cancel, name="cancel"),
     path("runs/<int:pk>/profiles/<int:rank>/file/", views.profile_file, name="profile_file"),
+    path("runs/<int:pk>/resume/", views.resume_view, name="resume"),
     path("runs/<int:pk>/artifacts/<str:name>/", views.artifact, name="artifact"),
     path("sweeps/new/", views.new_sweep, name="new_sweep"),
     path("sweeps/<int:pk>/", views.sweep_detail, name="sweep"),

@@ -22,7 +22,14 @@ from training.forms import HYPERPARAMETERS, LaunchForm, SweepForm
 from training.launch import launch
 from training.models import Run, RunLog, RunMetric
 from training.placement import gpu_rows, history_per_epoch
-from training.serializers import RunLogSerializer, RunMetricSerializer, RunSerializer, SweepSerializer
+from training.resume import ResumeRefused, resume
+from training.serializers import (
+    RunLogSerializer,
+    RunMetricSerializer,
+    RunSerializer,
+    SweepSerializer,
+    checkpoint_facts,
+)
 from training.sweep_dispatch import cancel_sweep
 from training.sweeps import launch_sweep
 from training.workloads import WORKLOADS, measures
@@ -124,6 +131,9 @@ def run_detail(request, pk: int):
         "files_expire": retention.expires_at(run),
         "files_expired": retention.expired(run),
         "settings_retention_days": settings.RUN_FILES_RETENTION_DAYS,
+        "checkpoint": checkpoint_facts(run),
+        "can_resume": run.owner_id == request.user.pk and run.is_finished,
+        "resumes": list(run.resumes.order_by("pk").values_list("pk", flat=True)),
     }
     return render(request, "training/run.html", context)
 
@@ -188,6 +198,21 @@ def cancel(request, pk: int):
     except CancelRefused as refused:
         messages.error(request, str(refused))
     return redirect("training:run", pk=run.pk)
+
+
+@require_POST
+def resume_view(request, pk: int):
+    run = visible_run_or_404(request.user, pk)
+    try:
+        resumed = resume(run, request.user)
+    except ResumeRefused as refused:
+        if refused.forbidden:
+            return HttpResponseForbidden(str(refused))
+        messages.error(request, f"Not resumed: {refused}")
+        return redirect("training:run", pk=run.pk)
+    step = run.checkpoint.get("step")
+    messages.success(request, f"Run #{resumed.pk} continues #{run.pk}" + (f" from step {step}." if step else "."))
+    return redirect("training:run", pk=resumed.pk)
 
 
 @in_local_time

@@ -27,6 +27,7 @@ from fleet.reservations.quotas import (
     room_error,
     weekly_room,
 )
+from training.cancel import stop_runs_on_booking
 
 NO_OVERLAP = "reservation_no_overlap"
 # A form filled in at 10:00 and sent at 10:02 still means "from now".
@@ -383,7 +384,10 @@ def preempt(booking, actor, reason: str = "") -> list[Reservation]:
         raise NotAllowed("Only admins may preempt bookings.")
     with transaction.atomic():
         rows = active_rows(booking, actor)
-        preempt_rows(rows, actor, reason or f"{actor.get_username()} needed the GPUs")
+        reason = reason or f"{actor.get_username()} needed the GPUs"
+        preempt_rows(rows, actor, reason)
+        # The holder's runs on these GPUs get the same polite stop as a cancel: a checkpoint, then the end.
+        stop_runs_on_booking(rows, f"Stopped: the booking was preempted by {actor.get_username()} ({reason}).")
     return rows
 
 

@@ -11,8 +11,13 @@ from django.utils import timezone
 from monitoring.alerts.choices import AlertEventKind, ReclaimStatus
 from monitoring.alerts.models import AlertEvent, Reclaim
 from monitoring.notify.dispatch import dispatch_after_commit
+from training.cancel import CancelRefused, ask_to_stop
+from training.choices import RunStatus
+from training.models import Run
 
 START_TIME_TOLERANCE_S = 2.0
+# Beyond the run's grace period: the node worker notices the stop request within a flush or two.
+RUN_STOP_MARGIN_S = 30.0
 POLL_S = 0.1
 
 
@@ -24,7 +29,8 @@ def end_process(reclaim_pk: int) -> str:
         return "claimed elsewhere"
     reclaim = Reclaim.objects.select_related("alert").get(pk=reclaim_pk)
     try:
-        status, error = signal_process(reclaim)
+        run = run_of(reclaim)
+        status, error = stop_run(reclaim, run) if run is not None else signal_process(reclaim)
     except Exception as exc:  # whatever happens, the reclaim row says how it ended
         status, error = ReclaimStatus.FAILED, f"{type(exc).__name__}: {exc}"
     record(reclaim, status, error)
@@ -48,6 +54,32 @@ def signal_process(reclaim: Reclaim) -> tuple[str, str]:
         return ReclaimStatus.GONE, f"No process with pid {reclaim.pid} was running."
     except psutil.AccessDenied:
         return ReclaimStatus.FAILED, f"The node worker may not signal pid {reclaim.pid} ({reclaim.os_user})."
+
+
+def run_of(reclaim: Reclaim) -> Run | None:
+    """The unfinished fleet run the idle process belongs to (the idle rule believed its claim), if any."""
+    run_id = (reclaim.alert.details or {}).get("run_id")
+    if not isinstance(run_id, int):
+        return None
+    return Run.objects.filter(pk=run_id, status__in=RunStatus.unfinished()).first()
+
+
+def stop_run(reclaim: Reclaim, run: Run) -> tuple[str, str]:
+    """A run's process is ended the way a cancel ends it: the whole run is asked to stop (and checkpoints)."""
+    try:
+        process = psutil.Process(reclaim.pid)
+        mismatch = why_not_the_same(process, reclaim)
+    except psutil.NoSuchProcess:
+        return ReclaimStatus.GONE, f"No process with pid {reclaim.pid} was running."
+    if mismatch:
+        return ReclaimStatus.MISMATCH, mismatch
+    try:
+        ask_to_stop(run, None, f"Stopped: its GPU sat idle and was reclaimed (alert #{reclaim.alert_id}).")
+    except CancelRefused:
+        pass  # it ended meanwhile
+    if wait_gone(process, settings.RUN_CANCEL_GRACE_S + RUN_STOP_MARGIN_S):
+        return ReclaimStatus.TERMINATED, ""
+    return ReclaimStatus.FAILED, f"Run #{run.pk} was asked to stop, but pid {reclaim.pid} is still running."
 
 
 def why_not_the_same(process: psutil.Process, reclaim: Reclaim) -> str:
@@ -96,7 +128,10 @@ def record(reclaim: Reclaim, status: str, error: str) -> None:
         dispatch_after_commit(evt.pk)
 
 
-@shared_task(name="monitoring.tasks.reclaim_process", ignore_result=True, soft_time_limit=settings.RECLAIM_GRACE_S + 60)
+TIME_LIMIT_S = max(settings.RECLAIM_GRACE_S, settings.RUN_CANCEL_GRACE_S + RUN_STOP_MARGIN_S) + 60
+
+
+@shared_task(name="monitoring.tasks.reclaim_process", ignore_result=True, soft_time_limit=TIME_LIMIT_S)
 def reclaim_process(reclaim_pk: int) -> str:
     """Runs on the node worker (queue node.<hostname>): end an idle process after checking it is the same one."""
     return end_process(reclaim_pk)

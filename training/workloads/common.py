@@ -35,7 +35,7 @@ from torch.utils.data import BatchSampler, DistributedSampler, TensorDataset
 from training import events
 from training.git import git_commit
 from training.torch_build import cudnn_text
-from training.workloads import cpu_ddp, parallel, profiling
+from training.workloads import checkpoints, cpu_ddp, parallel, profiling
 from training.workloads.step_csv import StepCSV, output_file
 
 WARMUP_STEPS = 10
@@ -57,10 +57,12 @@ class Stopped(BaseException):
 
 
 _stop_signal: int | None = None
+# While a loop that checkpoints runs, a signal is only noted: the loop saves at the next step and leaves.
+_polite = False
 
 
 def install_signal_handlers() -> None:
-    """Turn SIGTERM/SIGINT into ``Stopped`` so the run ends at the next bytecode."""
+    """Turn SIGTERM/SIGINT into ``Stopped`` so the run ends at the next bytecode (see ``polite_stops``)."""
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, _on_signal)
 
@@ -69,7 +71,19 @@ def _on_signal(signum: int, frame: Any) -> None:
     global _stop_signal
     if _stop_signal is None:
         _stop_signal = signum
-        raise Stopped(signum)
+        if not _polite:
+            raise Stopped(signum)
+
+
+def polite_stops(on: bool = True) -> None:
+    """From now on a stop signal is noted (``stop_signal()``) rather than raised, or raised again."""
+    global _polite
+    _polite = on
+
+
+def stop_signal() -> int | None:
+    """The stop signal received so far, if any."""
+    return _stop_signal
 
 
 def exit_now(code: int, message: str) -> None:
@@ -354,17 +368,25 @@ class Trainer:
         self.sampler = sampler
         self.device = device
         self.loss_fn = nn.CrossEntropyLoss()
+        self.steps_per_epoch = steps_per_epoch
         self.step = 0
         self.profiler = profiler
 
-    def train_epoch(self, epoch: int, on_step) -> None:
-        """One pass over this process's share of the data; ``on_step(loss, samples, seconds)`` after each step."""
+    def train_epoch(self, epoch: int, on_step, skip: int = 0) -> None:
+        """One pass over this process's share of the data; ``on_step(loss, samples, seconds)`` after each step.
+
+        ``skip`` leaves out the epoch's first batches (those a resumed run's checkpoint already trained on):
+        the sampler's order depends only on the seed and the epoch, so they are the same batches.
+        """
         self.sampler.set_epoch(epoch)
         self.model.train()
         inputs, targets = self.train.tensors
         last = time.perf_counter()
         profiler = self.profiler
-        for indices in BatchSampler(self.sampler, self.batch_size, drop_last=False):
+        batches = BatchSampler(self.sampler, self.batch_size, drop_last=False)
+        for number, indices in enumerate(batches):
+            if number < skip:
+                continue
             with profiler.data_span() if profiler else profiling.NO_SPAN:
                 x = inputs[indices].to(self.device, non_blocking=True)
                 y = targets[indices].to(self.device, non_blocking=True)
@@ -412,14 +434,16 @@ class Reporter:
         self.loss_count = 0
         self.accuracy: float | None = None
         self.test_loss: float | None = None
+        self.stepped = False
 
     def step(self, step: int, epoch: int, loss: float, samples: int, seconds: float) -> None:
         self.meter.add(samples * self.world_size, seconds)
         self.loss_sum += loss
         self.loss_count += 1
         self.record(step, epoch, loss, samples * self.world_size / seconds if seconds > 0 else None)
-        if step == 1 and self.enabled:
+        if not self.stepped and self.enabled:  # a resumed run's first step is not step 1
             events.emit("first_step", ts=time.time())
+        self.stepped = True
         if self.throttle.ready():
             self.progress(step, epoch)
 
@@ -486,6 +510,7 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
     train, test = module.load_data(args)
     model = module.build_model(args).to(device)
     trained = parallel.wrap(model, args.parallel, device) if env.distributed else model
+    mode = args.parallel if env.distributed else "single"
     everyone = env.distributed and parallel.collective_forward(args.parallel)
     sampler = DistributedSampler(train, num_replicas=env.world_size, rank=env.rank, shuffle=True, seed=args.seed)
     optimizer = build_optimizer(trained.parameters(), args)
@@ -493,14 +518,18 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
     trainer = Trainer(trained, optimizer, train, args.batch_size, sampler, device, args, profiler)
     reporter = Reporter(env.is_main, env.world_size, args.report_interval, args.metrics_csv)
     watch = ParentWatch() if env.distributed else None
+    saver = Saver(checkpoints.Checkpointer.from_environ(), trainer, model, mode, env)
+    first_epoch, skip = saver.resume()
 
     def on_step(epoch: int, loss: float, samples: int, seconds: float) -> None:
         if watch:
             watch.check()
         reporter.step(trainer.step, epoch, loss, samples, seconds)
+        saver.after_step()
 
-    for epoch in range(1, args.epochs + 1):
-        trainer.train_epoch(epoch, partial(on_step, epoch))
+    polite_stops(saver.checkpointer.enabled)
+    for epoch in range(first_epoch, args.epochs + 1):
+        trainer.train_epoch(epoch, partial(on_step, epoch), skip if epoch == first_epoch else 0)
         if profiler and not profiler.running:
             trainer.profiler = profiler = None
         # Under DDP the other ranks go on and wait in the next step's all-reduce; FSDP's forward is collective.
@@ -508,6 +537,8 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
             scores = evaluate(model, test, device)
             if env.is_main:
                 reporter.epoch_end(trainer.step, epoch, args.epochs, *scores)
+    polite_stops(False)
+    saver.stop_if_asked()
 
     if profiler:
         profiler.close()
@@ -524,6 +555,72 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
         dist.barrier()
         dist.destroy_process_group()
     return 0
+
+
+class Saver:
+    """A training loop's checkpoints: every N steps or M seconds, and once more when told to stop.
+
+    Under torchrun the ranks agree every ``AGREE_STEPS`` steps (one small all-reduce) on whether to
+    save and stop, since each receives the signal on its own and a time rule reads each rank's clock.
+    """
+
+    AGREE_STEPS = 10
+
+    def __init__(self, checkpointer: checkpoints.Checkpointer, trainer: Trainer, model: nn.Module, mode: str, env):
+        self.checkpointer = checkpointer
+        self.trainer = trainer
+        self.model = model
+        self.mode = mode
+        self.env = env
+
+    def resume(self) -> tuple[int, int]:
+        """Load FLEET_RESUME_DIR's checkpoint when given; returns (first epoch, batches of it to skip)."""
+        path = checkpoints.resume_path()
+        if path is None:
+            return 1, 0
+        trainer = self.trainer
+        step = checkpoints.restore(checkpoints.load(path), self.model, trainer.optimizer, trainer.schedule, self.mode)
+        trainer.step = self.checkpointer.last_step = step
+        if self.env.is_main:
+            print(f"resumed from {path} at step {step}", flush=True)
+        return step // trainer.steps_per_epoch + 1, step % trainer.steps_per_epoch
+
+    def after_step(self) -> None:
+        if not self.checkpointer.enabled:
+            return
+        step = self.trainer.step
+        if self.env.distributed:
+            if step % self.AGREE_STEPS:
+                return
+            stop, due = self.agree(stop_signal() is not None, self.checkpointer.due(step))
+        else:
+            stop, due = stop_signal() is not None, self.checkpointer.due(step)
+        if stop or due:
+            self.save("stop" if stop else "periodic")
+        if stop:
+            self.leave()
+
+    def agree(self, stop: bool, due: bool) -> tuple[bool, bool]:
+        flags = torch.tensor([int(stop), int(due and self.env.is_main)], dtype=torch.int32)
+        dist.all_reduce(flags, op=dist.ReduceOp.MAX)
+        return bool(flags[0]), bool(flags[1])
+
+    def save(self, reason: str) -> None:
+        if not (self.env.is_main or parallel.collective_forward(self.mode)):
+            return
+        trainer = self.trainer
+        state = checkpoints.training_state(self.model, trainer.optimizer, trainer.schedule, trainer.step, self.mode)
+        if self.env.is_main:
+            self.checkpointer.save(state, trainer.step, reason)
+
+    def stop_if_asked(self) -> None:
+        """A signal that came after the last step (during the last evaluation): the run is complete, so no save."""
+        if stop_signal() is not None and self.checkpointer.enabled:
+            self.leave()
+
+    def leave(self) -> None:
+        signum = stop_signal() or signal.SIGTERM
+        exit_now(128 + signum, f"stopped by {signal.Signals(signum).name} at step {self.trainer.step}")
 
 
 def start_process(env: DistEnv, threads: int) -> torch.device:

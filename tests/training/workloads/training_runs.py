@@ -117,6 +117,7 @@ NUMBER = (int, float)
 REQUIRED = {
     "env": {"python": str, "torch": str, "host": str, "strategy": str, "world_size": int},
     "first_step": {"ts": NUMBER},
+    "checkpoint": {"step": int, "bytes": int, "seconds": NUMBER, "reason": str, "ts": NUMBER},
     "progress": {"step": int, "epoch": int, "samples_per_s": NUMBER + (type(None),), "ts": NUMBER},
     "done": {"samples_per_s": NUMBER + (type(None),)},
 }
