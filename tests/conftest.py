@@ -110,8 +110,9 @@ def log_in(page, server, username: str, password: str = PASSWORD) -> None:
     page.goto(server.url + "/login/")
     page.fill("#id_username", username)
     page.fill("#id_password", password)
-    page.click("button[type=submit]")
-    page.wait_for_load_state("domcontentloaded")
+    # Wait for the navigation the click starts: a goto() while it is still on its way is interrupted by it.
+    with page.expect_navigation(wait_until="domcontentloaded"):
+        page.click("button[type=submit]")
 
 
 @pytest.fixture

@@ -25,8 +25,12 @@ def root() -> Path:
     return Path(os.path.realpath(settings.RUN_CHECKPOINT_DIR))
 
 
+def default_name(run_id: int) -> str:
+    return f"run-{run_id}"
+
+
 def default_dir(run_id: int) -> Path:
-    return root() / f"run-{run_id}"
+    return root() / default_name(run_id)
 
 
 def inside_root(path: str | Path) -> Path | None:
@@ -36,7 +40,10 @@ def inside_root(path: str | Path) -> Path | None:
 
 
 def check_dir(requested: str) -> tuple[str, str]:
-    """A researcher's checkpoint directory, relative to the root or absolute: (resolved path, error)."""
+    """A researcher's checkpoint directory, relative to the root or absolute: (its path relative to the root, error).
+
+    Stored relative, so that each host finds it under its own RUN_CHECKPOINT_DIR: the web server and a
+    node worker may mount the same storage at different paths, or be installed in different places."""
     requested = (requested or "").strip()
     if not requested:
         return "", ""
@@ -45,11 +52,12 @@ def check_dir(requested: str) -> tuple[str, str]:
     resolved = inside_root(root() / requested)
     if resolved is None:
         return "", f"A checkpoint directory must lie inside {root()} (RUN_CHECKPOINT_DIR); {requested!r} does not."
-    return str(resolved), ""
+    return str(resolved.relative_to(root())), ""
 
 
 def run_dir(run: Run) -> Path:
-    return Path(run.checkpoint_dir) if run.checkpoint_dir else default_dir(run.pk)
+    """The run's directory on this host (an absolute path stored by an earlier version is kept as it is)."""
+    return root() / run.checkpoint_dir if run.checkpoint_dir else default_dir(run.pk)
 
 
 def prepare(run: Run, account) -> Path:

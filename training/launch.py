@@ -282,7 +282,7 @@ def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
             override=plan.override,
             resumed_from=plan.resumed_from,
         )
-        run.checkpoint_dir = plan.checkpoint_dir or str(checkpoint_store.default_dir(run.pk))
+        run.checkpoint_dir = plan.checkpoint_dir or checkpoint_store.default_name(run.pk)
         Run.objects.filter(pk=run.pk).update(checkpoint_dir=run.checkpoint_dir)
         run.gpus.set(plan.gpus)
         parts = [

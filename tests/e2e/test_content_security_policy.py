@@ -94,9 +94,12 @@ def test_no_page_breaks_the_content_security_policy(browser, asgi_server, cast, 
         (part.strip().split(" ", 1) + [""])[:2] for part in response.headers["content-security-policy"].split(";")
     )
     assert directives["script-src"] == "'self'" and directives["style-src"] == "'self'", directives
+    # The data first: a Fleet page open while GPUs are added reloads itself (new inventory), which would
+    # interrupt the next navigation.
+    paths = pages_to_visit(cast)
     log_in(page, asgi_server, "root")
     failed, broken, bare, sized = {}, {}, {}, 0
-    for path in pages_to_visit(cast):
+    for path in paths:
         # Generous: the machine may be busy, and the chart pages load plotly.js (3.5 MB) before "load".
         response = page.goto(asgi_server.url + path, wait_until="load", timeout=120_000)
         if response.status != 200:
