@@ -250,35 +250,27 @@ def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
 
     A sweep's run that ``waits_for_gpu`` is stored queued without GPUs; the sweep's dispatcher places it.
     """
+    what = dict(
+        owner=plan.user,
+        project=plan.project,
+        sweep=sweep,
+        name=plan.name,
+        workload=plan.workload,
+        script=plan.script,
+        strategy=plan.strategy,
+        processes=plan.processes,
+        hyperparameters=plan.hyperparameters,
+        profiler=plan.profiler,
+    )
     if waits_for_gpu:
-        return Run.objects.create(
-            owner=plan.user,
-            project=plan.project,
-            sweep=sweep,
-            name=plan.name,
-            workload=plan.workload,
-            script=plan.script,
-            strategy=plan.strategy,
-            processes=plan.processes,
-            hyperparameters=plan.hyperparameters,
-            profiler=plan.profiler,
-        )
+        return Run.objects.create(**what)
     scheduled = plan.start_at is not None
     with transaction.atomic():
         run = Run.objects.create(
+            **what,
             status=RunStatus.SCHEDULED if scheduled else RunStatus.QUEUED,
             reservation=plan.reservation,
             start_at=plan.start_at,
-            owner=plan.user,
-            project=plan.project,
-            sweep=sweep,
-            name=plan.name,
-            workload=plan.workload,
-            script=plan.script,
-            strategy=plan.strategy,
-            processes=plan.processes,
-            hyperparameters=plan.hyperparameters,
-            profiler=plan.profiler,
             override=plan.override,
             resumed_from=plan.resumed_from,
         )
