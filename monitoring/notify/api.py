@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from fleet.localtime import zone_named
 from monitoring.notify.choices import TransportKind
 from monitoring.notify.dispatch import preferences_of
-from monitoring.notify.forms import quiet_hours_error
+from monitoring.notify.forms import PreferenceForm, quiet_hours_error
 from monitoring.notify.live import broadcast_unread, unread_count
 from monitoring.notify.models import Notification, NotificationPreference, Webhook
 from monitoring.notify.serializers import NotificationSerializer
@@ -59,17 +59,7 @@ class PreferenceSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = NotificationPreference
-        fields = [
-            "email",
-            "email_min_severity",
-            "email_delivery",
-            "webhooks",
-            "webhook_delivery",
-            "resolved",
-            "quiet_start",
-            "quiet_end",
-            "time_zone",
-        ]
+        fields = PreferenceForm.Meta.fields  # what a person chooses, the same on the settings page
         validators = []  # the quiet hours are checked below, with a clearer message than the constraint's
 
     def validate_time_zone(self, value: str) -> str:
