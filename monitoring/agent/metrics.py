@@ -39,6 +39,8 @@ class Metric:
     # Health counters change rarely: the agent reads them every `every_s` seconds and sends one only
     # when it changed or that long has passed; a sample without it leaves the GPU's latest value as is.
     every_s: float = 0.0
+    # A memory-health counter or flag (ECC, retired pages, remapped rows): its name in a GPU's health history.
+    memory_health: str = ""
 
     @property
     def gauge(self) -> bool:
@@ -151,6 +153,7 @@ METRICS: tuple[Metric, ...] = (
         BIGINT_MAX,
         COUNTER,
         prometheus="counter",
+        memory_health="Uncorrected ECC errors",
     ),
     Metric(
         "clocks_event_reasons",
@@ -280,6 +283,7 @@ METRICS: tuple[Metric, ...] = (
         COUNTER,
         prometheus="counter",
         every_s=HEALTH_EVERY_S,
+        memory_health="Pages retired (single-bit)",
     ),
     Metric(
         "retired_dbe",
@@ -292,6 +296,7 @@ METRICS: tuple[Metric, ...] = (
         COUNTER,
         prometheus="counter",
         every_s=HEALTH_EVERY_S,
+        memory_health="Pages retired (double-bit)",
     ),
     Metric(
         "retired_pending",
@@ -303,6 +308,7 @@ METRICS: tuple[Metric, ...] = (
         1,
         LATEST_CODE,
         every_s=HEALTH_EVERY_S,
+        memory_health="Page retirement pending",
     ),
     Metric(
         "remapped_correctable",
@@ -315,6 +321,7 @@ METRICS: tuple[Metric, ...] = (
         COUNTER,
         prometheus="counter",
         every_s=HEALTH_EVERY_S,
+        memory_health="Rows remapped (correctable)",
     ),
     Metric(
         "remapped_uncorrectable",
@@ -327,6 +334,7 @@ METRICS: tuple[Metric, ...] = (
         COUNTER,
         prometheus="counter",
         every_s=HEALTH_EVERY_S,
+        memory_health="Rows remapped (uncorrectable)",
     ),
     Metric(
         "remap_pending",
@@ -338,6 +346,7 @@ METRICS: tuple[Metric, ...] = (
         1,
         LATEST_CODE,
         every_s=HEALTH_EVERY_S,
+        memory_health="Row remap pending",
     ),
     Metric(
         "remap_failure",
@@ -349,6 +358,7 @@ METRICS: tuple[Metric, ...] = (
         1,
         LATEST_CODE,
         every_s=HEALTH_EVERY_S,
+        memory_health="Row remap failure",
     ),
 )
 

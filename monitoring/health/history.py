@@ -19,26 +19,9 @@ from monitoring.storage.xid import OLDEST_RAW, XidEvent, xid_events
 
 HISTORY_DAYS = 30
 BURNINS_SHOWN = 20
-MEMORY_COUNTERS = (
-    "ecc_volatile",
-    "retired_sbe",
-    "retired_dbe",
-    "retired_pending",
-    "remapped_correctable",
-    "remapped_uncorrectable",
-    "remap_pending",
-    "remap_failure",
-)
-MEMORY_LABELS = {
-    "ecc_volatile": "Uncorrected ECC errors",
-    "retired_sbe": "Pages retired (single-bit)",
-    "retired_dbe": "Pages retired (double-bit)",
-    "retired_pending": "Page retirement pending",
-    "remapped_correctable": "Rows remapped (correctable)",
-    "remapped_uncorrectable": "Rows remapped (uncorrectable)",
-    "remap_pending": "Row remap pending",
-    "remap_failure": "Row remap failure",
-}
+# The memory-health counters and flags, and their names for people, from the one metric list.
+MEMORY_LABELS = {metric.key: metric.memory_health for metric in METRICS if metric.memory_health}
+MEMORY_COUNTERS = tuple(MEMORY_LABELS)
 FLAGS = {metric.key for metric in METRICS if metric.unit == "flag"}
 
 
