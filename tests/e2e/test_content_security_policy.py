@@ -75,6 +75,7 @@ def pages_to_visit(cast) -> list[str]:
         "/alerts/",
         f"/alerts/{alert.pk}/",
         "/alerts/settings/",
+        "/alerts/silences/",
         "/notifications/",
         "/costs/",
         "/settings/tokens/",
