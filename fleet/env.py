@@ -2,6 +2,7 @@
 
 import ipaddress
 import os
+import sys
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -171,3 +172,27 @@ def proxy_ssl_header(name: str) -> tuple[str, str] | None:
     if not header.replace("-", "").isalnum():
         raise ImproperlyConfigured(f"{name}: {value!r} is not a header name (e.g. X-Forwarded-Proto)")
     return ("HTTP_" + header.upper().replace("-", "_"), expected)
+
+
+def renamed(name: str, old: str, zero_error: str = "") -> str:
+    """The variable to read for the setting ``name``, formerly ``old``: ``old`` when only it is set (with a
+    warning on stderr at start-up), else ``name``. Both set to different values stops start-up; so does
+    ``old`` set to 0 when ``zero_error`` says why 0 no longer means what it meant."""
+    value, old_value = os.environ.get(name), os.environ.get(old)
+    if old_value is None:
+        return name
+    if value is not None and value.strip() != old_value.strip():
+        raise ImproperlyConfigured(
+            f"{old}={old_value!r} and {name}={value!r} disagree: {old} is the old name of {name}; keep only {name}"
+        )
+    if value is None and zero_error and _is_zero(old_value):
+        raise ImproperlyConfigured(f"{old}={old_value!r}: {zero_error}")
+    print(f"GPU Fleet configuration warning: {old} is deprecated; set {name} instead.", file=sys.stderr)
+    return name if value is not None else old
+
+
+def _is_zero(text: str) -> bool:
+    try:
+        return float(text) == 0
+    except ValueError:
+        return False  # not a number: the setting's own reader says so

@@ -19,6 +19,7 @@ from fleet.env import (
     env_str,
     proxy_ssl_header,
     redis_url,
+    renamed,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -354,8 +355,19 @@ RUN_OUTPUT_DIR = Path(env_str("RUN_OUTPUT_DIR", default=str(BASE_DIR / "var" / "
 RUN_PROFILE_MAX_BYTES = env_int("RUN_PROFILE_MAX_BYTES", default=64_000_000, minimum=1000)
 # Where a run's artifacts (final model, metrics CSV) are kept for download; shared by node workers and web servers.
 RUN_ARTIFACT_DIR = Path(env_str("RUN_ARTIFACT_DIR", default=str(BASE_DIR / "var" / "artifacts")))
-# A finished run's files (artifacts) are deleted this many days after its end; 0 keeps them.
-RUN_FILES_RETENTION_DAYS = env_int("RUN_FILES_RETENTION_DAYS", default=30, minimum=0)
+# A finished run's files (checkpoints, artifacts, profiler files) are deleted this many days after its end
+# by one hourly task (training/retention.py); 0 keeps them. RUN_CHECKPOINT_RETENTION_DAYS is its old name
+# for checkpoints, still read with a warning.
+RUN_FILES_RETENTION_DAYS = env_float(
+    renamed(
+        "RUN_FILES_RETENTION_DAYS",
+        old="RUN_CHECKPOINT_RETENTION_DAYS",
+        zero_error="0 deleted checkpoints as soon as their run ended, but for RUN_FILES_RETENTION_DAYS, which "
+        "replaces it, 0 keeps a run's files for ever: set RUN_FILES_RETENTION_DAYS to the days to keep them",
+    ),
+    default=30.0,
+    minimum=0.0,
+)
 # A run page warns when the run's GPUs were busy less than RUN_BUSY_WARN_PCT of the time, over at least
 # RUN_BUSY_MIN_SAMPLES telemetry samples (training/efficiency.py).
 RUN_BUSY_WARN_PCT = env_percent("RUN_BUSY_WARN_PCT", default=50.0)
@@ -392,16 +404,10 @@ CELERY_BEAT_SCHEDULE["training-dispatch-sweeps"] = {
 # Checkpoints (docs/runs.md, Checkpoints and resume): built-in workloads save every N steps or M seconds,
 # whichever comes first (0 turns a rule off), and when told to stop; each run's under RUN_CHECKPOINT_DIR.
 # The directory must be one the web server and every node worker see (shared storage, or one machine).
-# Checkpoints of runs that ended more than RUN_CHECKPOINT_RETENTION_DAYS ago are deleted each hour.
+# They are deleted with the run's other files (RUN_FILES_RETENTION_DAYS).
 RUN_CHECKPOINT_DIR = Path(env_str("RUN_CHECKPOINT_DIR", default=str(BASE_DIR / "var" / "checkpoints")))
 RUN_CHECKPOINT_EVERY_STEPS = env_int("RUN_CHECKPOINT_EVERY_STEPS", default=1000, minimum=0)
 RUN_CHECKPOINT_EVERY_S = env_float("RUN_CHECKPOINT_EVERY_S", default=600.0, minimum=0.0)
-RUN_CHECKPOINT_RETENTION_DAYS = env_float("RUN_CHECKPOINT_RETENTION_DAYS", default=14.0, minimum=0.0)
-CELERY_BEAT_SCHEDULE["training-delete-old-checkpoints"] = {
-    "task": "training.tasks.delete_old_checkpoints",
-    "schedule": 3600.0,
-    "options": {"queue": "default", "expires": 3600.0},
-}
 CELERY_BEAT_SCHEDULE["training-mark-lost-runs"] = {
     "task": "training.tasks.mark_lost_runs",
     "schedule": RUN_HEARTBEAT_S,

@@ -1,22 +1,16 @@
-"""Where a run's checkpoints live (one directory per run under RUN_CHECKPOINT_DIR), and their retention.
+"""Where a run's checkpoints live (one directory per run under RUN_CHECKPOINT_DIR), their size, their deletion.
 
 The training process saves them (training/workloads/checkpoints.py) and reports each one with a
 ``checkpoint`` event, which training/stream.py records on the run. Nothing here reads a checkpoint.
 """
 
-import logging
 import os
 import shutil
-from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
-from django.utils import timezone
 
-from training.choices import RunStatus
 from training.models import Run
-
-log = logging.getLogger(__name__)
 
 FILE = "checkpoint.pt"  # the name training/workloads/checkpoints.py saves under
 
@@ -86,18 +80,18 @@ def size_bytes(run: Run) -> int | None:
     return sum(entry.stat().st_size for entry in found) if found else None
 
 
-def delete_old(now=None) -> list[int]:
-    """Delete the checkpoints of runs that ended more than RUN_CHECKPOINT_RETENTION_DAYS ago; their ids."""
-    now = now or timezone.now()
-    cutoff = now - timedelta(days=settings.RUN_CHECKPOINT_RETENTION_DAYS)
-    old = Run.objects.filter(status__in=RunStatus.finished(), finished_at__lt=cutoff).exclude(checkpoint_dir="")
-    deleted = []
-    for run in old.exclude(checkpoint__has_key="deleted_at").only("pk", "checkpoint_dir", "checkpoint"):
-        path = inside_root(run_dir(run))
-        if path is not None and path.exists():
-            shutil.rmtree(path, ignore_errors=True)
-        Run.objects.filter(pk=run.pk).update(checkpoint={**run.checkpoint, "deleted_at": now.isoformat()})
-        deleted.append(run.pk)
-    if deleted:
-        log.info("deleted the checkpoints of %s run(s)", len(deleted))
-    return deleted
+def not_deleted(runs):
+    """Those of ``runs`` whose checkpoint directory retention has not deleted yet."""
+    return (
+        runs.exclude(checkpoint_dir="")
+        .exclude(checkpoint__has_key="deleted_at")
+        .only("pk", "checkpoint_dir", "checkpoint")
+    )
+
+
+def delete(run: Run, now) -> bool:
+    """Delete the run's checkpoint directory (training/retention.py decides when); the run says it is gone."""
+    path = inside_root(run_dir(run))
+    if path is not None and path.exists():
+        shutil.rmtree(path, ignore_errors=True)
+    return bool(Run.objects.filter(pk=run.pk).update(checkpoint={**run.checkpoint, "deleted_at": now.isoformat()}))

@@ -1,14 +1,36 @@
 """How long a finished run's files are kept: RUN_FILES_RETENTION_DAYS after its end (0 keeps them).
 
-The run itself, its metrics and logs stay; its files go. Beat runs ``delete_expired_run_files`` hourly.
+One setting and one hourly beat task (``delete_expired_run_files``) for everything a run leaves on the
+fleet's storage: its checkpoints (training/checkpoint_store.py), its artifacts, the final model and the
+metrics CSV (training/artifacts.py), and its profiler files (trace or pstats, kept in the database by
+training/profiles.py; the tables of top operators stay). The run itself, its metrics and logs stay.
 """
 
+import logging
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from training.models import Run, RunArtifact
+from training import checkpoint_store
+from training.choices import RunStatus
+from training.models import Run, RunArtifact, RunProfile
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Deleted:
+    """What one pass deleted: checkpoint directories (by run), artifact files, profiler files."""
+
+    checkpoints: list[int]
+    artifacts: int
+    profiles: int
+
+    def __bool__(self) -> bool:
+        return bool(self.checkpoints or self.artifacts or self.profiles)
 
 
 def expires_at(run: Run) -> datetime | None:
@@ -24,10 +46,31 @@ def expired(run: Run) -> bool:
     return ends is not None and ends <= timezone.now()
 
 
-def delete_expired_run_files(now: datetime | None = None) -> int:
-    """Delete the artifacts (rows and files) of runs that ended more than the retention ago; how many."""
+def expired_runs(now: datetime) -> QuerySet[Run]:
+    """Runs that ended more than the retention before ``now`` (none when files are kept for ever)."""
     if not settings.RUN_FILES_RETENTION_DAYS:
-        return 0
-    cutoff = (now or timezone.now()) - timedelta(days=settings.RUN_FILES_RETENTION_DAYS)
-    deleted, _ = RunArtifact.objects.filter(run__finished_at__lt=cutoff).delete()  # post_delete removes each file
+        return Run.objects.none()
+    cutoff = now - timedelta(days=settings.RUN_FILES_RETENTION_DAYS)
+    return Run.objects.filter(status__in=RunStatus.finished(), finished_at__lt=cutoff)
+
+
+def delete_expired_run_files(now: datetime | None = None) -> Deleted:
+    """Delete every file of the runs past their retention: checkpoints, artifacts, profiler files."""
+    now = now or timezone.now()
+    runs = expired_runs(now)
+    checkpoints = [run.pk for run in checkpoint_store.not_deleted(runs) if checkpoint_store.delete(run, now)]
+    artifacts, _ = RunArtifact.objects.filter(run__in=runs).delete()  # post_delete removes each file
+    profiles = (
+        RunProfile.objects.filter(run__in=runs)
+        .exclude(size=0)
+        .update(data=b"", size=0, note=f"Deleted: a finished run's files are kept {days()} days.")
+    )
+    deleted = Deleted(checkpoints, artifacts, profiles)
+    if deleted:
+        log.info("retention deleted %s", deleted)
     return deleted
+
+
+def days() -> str:
+    """The retention as the pages say it: 30, or 0.5."""
+    return f"{settings.RUN_FILES_RETENTION_DAYS:g}"

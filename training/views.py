@@ -130,7 +130,7 @@ def run_detail(request, pk: int):
         "artifacts": list(run.artifacts.all()),
         "files_expire": retention.expires_at(run),
         "files_expired": retention.expired(run),
-        "settings_retention_days": settings.RUN_FILES_RETENTION_DAYS,
+        "settings_retention_days": retention.days(),
         "checkpoint": checkpoint_facts(run),
         "can_resume": run.owner_id == request.user.pk and run.is_finished,
         "resumes": list(run.resumes.order_by("pk").values_list("pk", flat=True)),

@@ -99,8 +99,8 @@ def test_retention_deletes_files_of_runs_that_ended_long_enough_ago(cast, kept_r
     settings.RUN_FILES_RETENTION_DAYS = 2
     path = stored_path(kept_run.artifacts.get())
 
-    assert delete_expired_run_files() == 0 and path.exists()
-    assert delete_expired_run_files(now=timezone.now() + timedelta(days=1, hours=1)) == 1
+    assert delete_expired_run_files().artifacts == 0 and path.exists()
+    assert delete_expired_run_files(now=timezone.now() + timedelta(days=1, hours=1)).artifacts == 1
 
     assert not path.exists() and not path.parent.exists() and not kept_run.artifacts.exists()
     assert Run.objects.filter(pk=kept_run.pk).exists()  # the run and its history stay

@@ -1,5 +1,5 @@
 """Resume is the owner's, needs an ended run with a checkpoint, and refuses before anything is queued; a
-checkpoint directory lies inside RUN_CHECKPOINT_DIR; retention deletes old checkpoints only."""
+checkpoint directory lies inside RUN_CHECKPOINT_DIR (retention: test_run_files_retention.py)."""
 
 from datetime import timedelta
 
@@ -115,19 +115,6 @@ def test_the_api_refuses_a_checkpoint_directory_outside_the_root_and_stores_one_
     assert stored.status_code == 201, stored.json()
     assert stored.json()["checkpoint"]["directory"] == str(checkpoint_store.root() / "alice" / "exp-1")
     assert Run.objects.count() == 1
-
-
-def test_retention_deletes_old_checkpoints_and_keeps_recent_ones(cast, quiet_node, settings):
-    settings.RUN_CHECKPOINT_RETENTION_DAYS = 7
-    old = ended_with_checkpoint(start_run(cast["owner"], gpus_of(quiet_node, 1)), ended_ago=timedelta(days=8))
-    recent = ended_with_checkpoint(start_run(cast["owner"], gpus_of(quiet_node)[1:]), ended_ago=timedelta(days=6))
-
-    assert checkpoint_store.delete_old() == [old.pk]
-
-    old.refresh_from_db()
-    assert not checkpoint_store.run_dir(old).exists() and old.checkpoint["deleted_at"]
-    assert checkpoint_store.size_bytes(recent) == 5
-    assert checkpoint_store.delete_old() == []
 
 
 def test_the_run_page_shows_the_checkpoint_size_and_offers_resume_to_the_owner_only(client, cast, ended_run):
