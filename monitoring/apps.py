@@ -4,3 +4,7 @@ from django.apps import AppConfig
 class MonitoringConfig(AppConfig):
     name = "monitoring"
     verbose_name = "Monitoring and alerts"
+
+    def ready(self) -> None:
+        # A burn-in run's end, however it came, stores its health records (training's run_finished signal).
+        from monitoring.health import burnin  # noqa: F401

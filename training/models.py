@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.dispatch import Signal
 from django.utils import timezone
 
 from fleet.models import GPU, GPUModel, Node, Project, Reservation
@@ -20,6 +21,11 @@ TRANSITIONS = {
     RunStatus.CANCELLED: RunStatus.unfinished(),
     RunStatus.LOST: RunStatus.active(),
 }
+
+
+# Sent with the run (``run=``) each time one reaches an end state, inside the transaction that ends it,
+# whatever ended it: its processes, a cancel, a lost node worker, a queue that refused it.
+run_finished = Signal()
 
 
 class IllegalTransition(Exception):
@@ -166,6 +172,7 @@ class Run(models.Model):
         if status not in RunStatus.finished():
             raise IllegalTransition(f"{status} is not an end state")
         self._move(status, finished_at=timezone.now(), error=error[:5000], exit_code=exit_code)
+        run_finished.send(sender=Run, run=self)
 
     def _move(self, status: str, **fields) -> None:
         allowed = TRANSITIONS[status]

@@ -17,7 +17,6 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from fleet.models import GPU
-from monitoring.health.burnin import record_burnin
 from training import accounts, artifacts, broadcast, checkpoint_store, environment, profiles
 from training.choices import RunNodeStatus, RunStatus
 from training.commands import node_argv
@@ -263,19 +262,8 @@ def end_share(part: RunNode, code: int | None, stream: RunStream | None) -> str:
                 run.finish(status, error=error, exit_code=code)
             except IllegalTransition:
                 pass
-            else:
-                record_health(run)
             broadcast.send_after_commit(run.pk, state_payload(run))
     return f"{part.node.hostname}: exit code {code}, run {run.status}"
-
-
-def record_health(run: Run) -> None:
-    """A burn-in's health records; failing to write them must not undo the run's end state."""
-    try:
-        with transaction.atomic():
-            record_burnin(run)
-    except DatabaseError:
-        log.exception("run %s: could not store its health records", run.pk)
 
 
 def decide(run: Run, part: RunNode, code: int | None, stream: RunStream | None) -> tuple[str, str] | None:

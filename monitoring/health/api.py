@@ -41,7 +41,7 @@ class GPUHealthView(APIView):
         query = HealthQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         history = gpu_history(gpu, days=query.validated_data["days"])
-        last = gpu.burnins.first()
+        last = gpu.burnins.judged().first()
         state = {key: getattr(gpu, key) for key in MEMORY_COUNTERS}
         payload = {
             "gpu": gpu.uuid,

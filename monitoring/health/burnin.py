@@ -1,5 +1,9 @@
 """A finished burn-in run becomes one health record per GPU: speed against the datasheet, the result check,
-and the peaks of the GPU's own telemetry over the run.
+and the peaks of the GPU's own telemetry over the run. A burn-in that did not run to its end (cancelled,
+lost, or failed before its processes exited) leaves a record without a verdict that says why.
+
+Records are stored as the run ends, whatever ended it: training's ``run_finished`` signal, sent inside
+the transaction that ends the run.
 
 Ranks map to GPUs the way the node worker placed them: node shares in rank order, and within a node
 the share's NVML indexes in order (LOCAL_RANK picks the device among CUDA_VISIBLE_DEVICES).
@@ -7,18 +11,23 @@ the share's NVML indexes in order (LOCAL_RANK picks the device among CUDA_VISIBL
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from django.conf import settings
+from django.db import DatabaseError, transaction
 from django.db.models import Count, Max, Min
+from django.dispatch import receiver
 from django.utils import timezone
 
 from fleet.models import GPU
 from monitoring.health.models import BurnIn
 from monitoring.models import GPUSample
 from training.choices import RunStatus
-from training.models import Run
+from training.models import Run, run_finished
 from training.workloads import WORKLOADS
+
+log = logging.getLogger(__name__)
 
 PEAKS = {
     "peak_temp_c": Max("temp_c"),
@@ -35,9 +44,21 @@ def records_health(run: Run) -> bool:
     return workload is not None and workload.records_health
 
 
+@receiver(run_finished, dispatch_uid="monitoring.health.burnin")
+def on_run_finished(sender, run: Run, **kwargs) -> None:
+    """A burn-in's records as its run ends; failing to write them must not undo the run's end state."""
+    if not records_health(run):
+        return
+    try:
+        with transaction.atomic():
+            record_burnin(run)
+    except DatabaseError:
+        log.exception("run %s: could not store its health records", run.pk)
+
+
 def record_burnin(run: Run) -> list[BurnIn]:
-    """Store the run's records (once); a cancelled run leaves none."""
-    if not records_health(run) or run.status not in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+    """Store the run's records (once): judged when the burn-in ran to its end, else saying it did not finish."""
+    if not records_health(run) or run.status not in RunStatus.finished():
         return []
     gpus = placed_gpus(run)
     devices = run.result.get("devices") if isinstance(run.result, dict) else None
@@ -49,11 +70,25 @@ def record_burnin(run: Run) -> list[BurnIn]:
     for rank, gpu in enumerate(gpus):
         device = devices[rank] if rank < len(devices) and isinstance(devices[rank], dict) else None
         record = BurnIn(gpu=gpu, run=run, started_at=start, finished_at=end, size=_size(run))
-        judge(record, device, gpu, run)
+        if ran_to_its_end(run):
+            judge(record, device, gpu, run)
+        else:
+            record.passed, record.reason = None, unfinished_reason(run)
         for field, value in peaks.get(gpu.pk, {}).items():
             setattr(record, field, value)
         records.append(record)
     return BurnIn.objects.bulk_create(records, ignore_conflicts=True)
+
+
+def ran_to_its_end(run: Run) -> bool:
+    """Its processes exited by themselves (a failure with their exit code): the result is the GPU's to answer for.
+    A cancel, a lost node worker or a failure to start them says nothing about the GPU."""
+    return run.status == RunStatus.SUCCEEDED or (run.status == RunStatus.FAILED and run.exit_code is not None)
+
+
+def unfinished_reason(run: Run) -> str:
+    why = _first_line(run.error) or "no reason was given"
+    return f"The burn-in did not finish ({run.get_status_display().lower()}): {why}"
 
 
 def placed_gpus(run: Run) -> list[GPU]:
@@ -68,8 +103,8 @@ def placed_gpus(run: Run) -> list[GPU]:
 def judge(record: BurnIn, device: dict | None, gpu: GPU, run: Run) -> None:
     """Fill the measures and the verdict from one rank's report."""
     if device is None:
-        first_line = (run.error or "no report").strip().splitlines()[0][:300]
-        record.passed, record.reason = False, f"The burn-in ended without a result: {first_line}"
+        why = _first_line(run.error) or "no report"
+        record.passed, record.reason = False, f"The burn-in ended without a result: {why}"
         return
     record.device = str(device.get("device") or "")[:32]
     record.gflops = _number(device.get("gflops"))
@@ -108,6 +143,11 @@ def telemetry_peaks(gpu_ids: list[int], start: datetime | None, end: datetime) -
         return {}
     rows = GPUSample.objects.filter(gpu_id__in=gpu_ids, ts__gte=start, ts__lte=end).values("gpu_id")
     return {row.pop("gpu_id"): row for row in rows.annotate(**PEAKS).order_by()}
+
+
+def _first_line(text: str) -> str:
+    lines = (text or "").strip().splitlines()
+    return lines[0][:300] if lines else ""
 
 
 def _size(run: Run) -> int | None:

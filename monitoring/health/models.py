@@ -4,6 +4,15 @@ from django.db import models
 
 from fleet.models import GPU
 
+# A record's verdict for people: its label and badge colour. No verdict (None): the burn-in did not finish.
+VERDICTS = {True: ("passed", "succeeded"), False: ("failed", "failed"), None: ("did not finish", "cancelled")}
+
+
+class BurnInQuerySet(models.QuerySet):
+    def judged(self) -> "BurnInQuerySet":
+        """Records with a verdict: burn-ins that ran to their end (one that did not finish is neither pass nor fail)."""
+        return self.exclude(passed=None)
+
 
 class BurnIn(models.Model):
     """A GPU's health record from one burn-in run; kept after the run and its raw telemetry are gone."""
@@ -24,8 +33,8 @@ class BurnIn(models.Model):
     )
     mismatches = models.PositiveBigIntegerField(null=True, blank=True, help_text="Elements the check refused.")
     worst_error_ratio = models.FloatField(null=True, blank=True, help_text="Largest error / allowed bound.")
-    passed = models.BooleanField()
-    reason = models.TextField(blank=True, help_text="Why it failed, or what was not judged.")
+    passed = models.BooleanField(null=True, blank=True, help_text="Empty when the burn-in did not finish: no verdict.")
+    reason = models.TextField(blank=True, help_text="Why it failed or did not finish, or what was not judged.")
     # The GPU's own telemetry over the burn-in; NULL when its agent reported nothing then.
     peak_temp_c = models.FloatField(null=True, blank=True)
     peak_power_w = models.FloatField(null=True, blank=True)
@@ -34,6 +43,8 @@ class BurnIn(models.Model):
     peak_mem_clock_mhz = models.FloatField(null=True, blank=True)
     samples = models.PositiveIntegerField(default=0, help_text="Telemetry samples the peaks come from.")
 
+    objects = BurnInQuerySet.as_manager()
+
     class Meta:
         ordering = ["-finished_at", "-id"]
         verbose_name = "burn-in"
@@ -41,4 +52,12 @@ class BurnIn(models.Model):
         constraints = [models.UniqueConstraint(fields=["run", "gpu"], name="burnin_one_per_run_and_gpu")]
 
     def __str__(self) -> str:
-        return f"{self.gpu_id} burn-in {'passed' if self.passed else 'failed'} {self.finished_at:%Y-%m-%d %H:%M}"
+        return f"{self.gpu_id} burn-in {self.verdict} {self.finished_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def verdict(self) -> str:
+        return VERDICTS[self.passed][0]
+
+    @property
+    def verdict_colour(self) -> str:
+        return VERDICTS[self.passed][1]

@@ -58,6 +58,6 @@ class GPUHealthSerializer(serializers.Serializer):
         child=serializers.IntegerField(allow_null=True),
         help_text="Latest ECC, retired-page and remapped-row counters and flags; null where NVML cannot read them.",
     )
-    last_burnin = BurnInSerializer(allow_null=True)
+    last_burnin = BurnInSerializer(allow_null=True, help_text="The latest burn-in with a verdict (one that finished).")
     xid_events = XidEventSerializer(many=True)
     memory_changes = MemoryChangeSerializer(many=True)

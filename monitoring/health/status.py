@@ -30,6 +30,6 @@ def health_problems(state: Mapping, last_burnin: BurnIn | None) -> list[str]:
 
 
 def last_burnins(uuids: Iterable[str]) -> dict[str, BurnIn]:
-    """Each GPU's latest burn-in by UUID, in one query."""
-    latest = BurnIn.objects.filter(gpu__uuid__in=list(uuids)).select_related("gpu")
+    """Each GPU's latest burn-in with a verdict by UUID, in one query (one that did not finish judges nothing)."""
+    latest = BurnIn.objects.judged().filter(gpu__uuid__in=list(uuids)).select_related("gpu")
     return {record.gpu.uuid: record for record in latest.order_by("gpu_id", "-finished_at", "-id").distinct("gpu_id")}

@@ -40,7 +40,7 @@ def health_context(gpu: GPU) -> dict:
     """The GPU page's Health card: problems now, memory counters and the history, newest first."""
     state = {key: getattr(gpu, key) for key in MEMORY_COUNTERS}
     return {
-        "health_problems": health_problems(state, gpu.burnins.first()),
+        "health_problems": health_problems(state, gpu.burnins.judged().first()),
         "memory_health": [(MEMORY_LABELS[key], state[key]) for key in MEMORY_COUNTERS],
         "health_history": gpu_history(gpu),
         "health_days": HISTORY_DAYS,
