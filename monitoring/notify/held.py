@@ -3,7 +3,8 @@
 Beat runs `send_held_notifications` every NOTIFY_HELD_CHECK_S. A group is claimed with the same
 compare-and-set as a single delivery (processed is set under a row lock that others skip), so two
 workers never send it twice; a transient failure releases the claim and holds the group again after a
-backoff.
+backoff. A digest channel whose period has closed also lists its person's underused GPUs
+(monitoring/notify/underused.py), and goes out for them alone when no alert update is held.
 """
 
 from collections import defaultdict
@@ -11,23 +12,30 @@ from datetime import datetime, timedelta
 
 from celery import shared_task
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from monitoring.notify import digests, underused
 from monitoring.notify.choices import Delivery, NotificationStatus
 from monitoring.notify.deliver import backoff
-from monitoring.notify.models import Notification, NotificationPreference
+from monitoring.notify.models import Notification, NotificationPreference, Webhook
 from monitoring.notify.timing import zone_of
 from monitoring.notify.transports import TransportError, transport_for
 
+Channel = tuple[int, str, int | None]  # person, transport, webhook
 
-def due_groups(now: datetime) -> list[list[int]]:
+
+def due_groups(now: datetime) -> dict[Channel, list[int]]:
+    """The held notifications that are due, per channel, and the digest channels owed an underused list."""
     due = Notification.objects.filter(processed=None, status=NotificationStatus.PENDING, deliver_after__lte=now)
     groups = defaultdict(list)
     for pk, user, transport, hook in due.order_by("created", "id").values_list("pk", "user", "transport", "webhook"):
         groups[(user, transport, hook)].append(pk)
-    return list(groups.values())
+    for channel in underused.channels_owed(now):
+        groups.setdefault(channel, [])
+    return dict(groups)
 
 
 def claim(pks: list[int], now: datetime) -> list[Notification]:
@@ -44,23 +52,40 @@ def why_held(prefs: NotificationPreference, transport: str) -> str:
     return "held during your quiet hours" if delivery == Delivery.IMMEDIATELY else Delivery(delivery).label.lower()
 
 
-def send_group(pks: list[int], now: datetime) -> str:
-    notes = claim(pks, now)
-    if not notes:
-        return "claimed elsewhere"
-    prefs = NotificationPreference.objects.filter(user=notes[0].user).first() or NotificationPreference()
-    transport = transport_for(notes[0])
+def stand_in(channel: Channel) -> Notification:
+    """An unsaved notification naming the channel, for a transport sending underused GPUs alone."""
+    user_id, transport, hook_id = channel
+    hook = Webhook.objects.get(pk=hook_id) if hook_id else None
+    return Notification(user=get_user_model().objects.get(pk=user_id), transport=transport, webhook=hook)
+
+
+def send_group(channel: Channel, pks: list[int], now: datetime) -> str:
+    prefs = NotificationPreference.objects.filter(user_id=channel[0]).first() or NotificationPreference()
+    with transaction.atomic():
+        notes = claim(pks, now)
+        told = underused.claim(channel, prefs, now)
+    found = told.processes if told else []
+    if not notes and not found:
+        return "claimed elsewhere" if told is None else "nothing to tell"
+    transport = transport_for(notes[0] if notes else stand_in(channel))
+    why = why_held(prefs, channel[1])
     try:
         with timezone.override(zone_of(prefs)):  # the message's times in the person's zone, named
-            if len(notes) == 1:
+            if len(notes) == 1 and not found:
                 transport.notify(notes[0].event.alert)
             else:
-                transport.notify_digest(notes, why_held(prefs, notes[0].transport))
+                period = (told.since, told.until) if told else (None, None)
+                transport.notify_digest(digests.build(notes, found, why, *period))
     except TransportError as exc:
-        return failed(notes, exc, now)
+        underused.failed(told, exc)
+        return failed(notes, exc, now) if notes else NotificationStatus.FAILED
     except Exception as exc:  # a bug in a transport: record it, never leave the rows claimed and silent
-        failed(notes, TransportError(f"{type(exc).__name__}: {exc}", permanent=True), now)
+        error = TransportError(f"{type(exc).__name__}: {exc}", permanent=True)
+        underused.failed(told, error)
+        if notes:
+            failed(notes, error, now)
         raise
+    underused.sent(told)
     sent = Notification.objects.filter(pk__in=[n.pk for n in notes])
     sent.update(status=NotificationStatus.SENT, sent_at=now, error="", attempts=F("attempts") + 1)
     return NotificationStatus.SENT
@@ -81,7 +106,7 @@ def failed(notes: list[Notification], exc: TransportError, now: datetime) -> str
 def send_held(now: datetime | None = None) -> int:
     """Send every group that is due; the number of groups sent."""
     now = now or timezone.now()
-    return sum(send_group(pks, now) == NotificationStatus.SENT for pks in due_groups(now))
+    return sum(send_group(channel, pks, now) == NotificationStatus.SENT for channel, pks in due_groups(now).items())
 
 
 @shared_task(name="monitoring.tasks.send_held_notifications", ignore_result=True)

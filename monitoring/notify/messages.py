@@ -2,12 +2,10 @@
 
 from django.conf import settings
 from django.urls import reverse
-from django.utils import timezone
 
 from fleet.localtime import when
 from monitoring.alerts.choices import AlertEventKind, AlertStatus
 from monitoring.alerts.models import Alert, AlertEvent
-from monitoring.costs.stretches import underused
 
 HEADLINES = {
     AlertEventKind.OPENED: "{title}",
@@ -94,43 +92,4 @@ def payload(event: AlertEvent, others: list[Alert] = ()) -> dict:
             "resolved_at": alert.resolved_at.isoformat() if alert.resolved_at else None,
             "url": alert_url(event),
         },
-    }
-
-
-def digest_subject(notifications: list, why: str) -> str:
-    return f"{len(notifications)} alert updates ({why})"
-
-
-def digest_line(notification) -> str:
-    event = notification.event
-    return f"{when(event.created)}: {headline(event, len(notification.also))}"
-
-
-def digest_body(notifications: list, why: str) -> str:
-    """Plain text: one line per held notification, oldest first, each with its link."""
-    lines = [digest_subject(notifications, why), ""]
-    for note in notifications:
-        lines += [f"- {digest_line(note)}", f"  {alert_url(note.event)}"]
-    return "\n".join(lines + underused_lines(notifications)) + "\n"
-
-
-def underused_lines(notifications: list) -> list[str]:
-    """The person's underused GPUs over the digest's period: reported here, never alerted (docs/alerts.md)."""
-    found = underused(notifications[0].created, timezone.now(), owner=notifications[0].user)
-    lines = ["", "Underused GPUs (idle for whole windows between bursts of work):"] if found else []
-    for u in found:
-        cost = f", ${u.idle_cost}" if u.idle_cost is not None else ""
-        lines.append(
-            f"- {u.name} (pid {u.pid}) on {u.node} GPU {u.gpu_index}: {u.idle_hours:.1f} idle GPU-hours "
-            f"in {u.stretches} stretches{cost}"
-        )
-    return lines
-
-
-def digest_payload(notifications: list, why: str) -> dict:
-    """The webhook body of a digest: a Slack-compatible `text` and each notification's usual body."""
-    items = "".join(f"\n• <{alert_url(n.event)}|{slack_escape(digest_line(n))}>" for n in notifications)
-    return {
-        "text": f"*{slack_escape(digest_subject(notifications, why))}*{items}",
-        "digest": [payload(n.event, others_of(n)) for n in notifications],
     }

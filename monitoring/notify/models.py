@@ -156,3 +156,26 @@ class Notification(models.Model):
     @property
     def status_colour(self) -> str:
         return NotificationStatus(self.status).colour
+
+
+class UnderusedReported(models.Model):
+    """How far one person's digest channel has been told about their underused GPUs (monitoring/notify/underused.py)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="underused_reported")
+    transport = models.CharField(max_length=16, choices=transports.choices)
+    webhook = models.ForeignKey(
+        Webhook, on_delete=models.CASCADE, null=True, blank=True, related_name="underused_reported"
+    )
+    until = models.DateTimeField(null=True, blank=True, help_text="The end of the last period its digest listed.")
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="Failed tries of the current period's digest.")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "transport", "webhook"], nulls_distinct=False, name="underused_told_once_per_channel"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Underused GPUs told to {self.user} by {self.transport} until {self.until}"

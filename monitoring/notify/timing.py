@@ -26,6 +26,16 @@ def period_end(delivery: str, local: datetime) -> datetime:
     return local
 
 
+PERIODS = {Delivery.HOURLY: timedelta(hours=1), Delivery.DAILY: timedelta(days=1)}
+
+
+def last_period_end(delivery: str, local: datetime) -> datetime | None:
+    """The end of the latest digest period closed at `local` (an aware local time); None when immediate."""
+    if delivery not in PERIODS:
+        return None
+    return period_end(delivery, local) - PERIODS[delivery]  # wall-clock arithmetic: 08:00 stays 08:00 across DST
+
+
 def is_quiet(prefs, local: datetime) -> bool:
     start, end, now = prefs.quiet_start, prefs.quiet_end, local.time()
     if start is None or end is None:

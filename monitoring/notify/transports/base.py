@@ -15,12 +15,13 @@ class Transport:
 
     def __init__(self, notification):
         self.notification = notification
-        self.event = notification.event
+        self.event = notification.event if notification.event_id else None
         self.user = notification.user
 
     def notify(self, alert) -> None:
         raise NotImplementedError
 
-    def notify_digest(self, notifications: list, why: str) -> None:
-        """Several held notifications of one person and channel as one message; `why` names the digest."""
+    def notify_digest(self, digest) -> None:
+        """A digest (monitoring/notify/digests.py): held notifications of one person and channel, and their
+        underused GPUs, as one message."""
         raise TransportError(f"{type(self).__name__} sends no digests", permanent=True)

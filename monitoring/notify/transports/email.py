@@ -3,7 +3,8 @@
 from django.conf import settings
 from django.core.mail import send_mail
 
-from monitoring.notify.messages import body, digest_body, digest_subject, headline, others_of
+from monitoring.notify import digests
+from monitoring.notify.messages import body, headline, others_of
 from monitoring.notify.transports.base import Transport, TransportError
 
 
@@ -12,8 +13,8 @@ class EmailTransport(Transport):
         others = others_of(self.notification)
         self.send(f"[GPU Fleet] {headline(self.event, len(others))}", body(self.event, others))
 
-    def notify_digest(self, notifications: list, why: str) -> None:
-        self.send(f"[GPU Fleet] {digest_subject(notifications, why)}", digest_body(notifications, why))
+    def notify_digest(self, digest: digests.Digest) -> None:
+        self.send(f"[GPU Fleet] {digest.subject}", digests.body(digest))
 
     def send(self, subject: str, text: str) -> None:
         if not self.user.email:

@@ -12,9 +12,9 @@ import urllib.request
 
 from django.conf import settings
 
-from monitoring.notify import signing
+from monitoring.notify import digests, signing
 from monitoring.notify.http import OPENER
-from monitoring.notify.messages import digest_payload, others_of, payload
+from monitoring.notify.messages import others_of, payload
 from monitoring.notify.targets import RefusedTarget
 from monitoring.notify.transports.base import Transport, TransportError
 
@@ -23,8 +23,8 @@ class WebhookTransport(Transport):
     def notify(self, alert) -> None:
         self.post(payload(self.event, others_of(self.notification)), f"msg_{self.notification.pk}")
 
-    def notify_digest(self, notifications: list, why: str) -> None:
-        self.post(digest_payload(notifications, why), f"msg_digest_{notifications[0].pk}")
+    def notify_digest(self, digest: digests.Digest) -> None:
+        self.post(digests.payload(digest), f"msg_{digest.message_id}")
 
     def post(self, data: dict, message_id: str) -> None:
         webhook = self.notification.webhook
@@ -32,8 +32,9 @@ class WebhookTransport(Transport):
         headers = {
             "Content-Type": "application/json",
             "User-Agent": "GPU-Fleet-Webhook/2",
-            "X-Fleet-Event": str(self.event.id),
         }
+        if self.event is not None:  # a digest of underused GPUs alone tells of no alert event
+            headers["X-Fleet-Event"] = str(self.event.id)
         headers |= signing.headers(webhook.secret, message_id, int(time.time()), body)
         request = urllib.request.Request(webhook.url, data=body, method="POST", headers=headers)
         try:

@@ -14,9 +14,10 @@ from monitoring.alerts.models import IdleStretch
 from monitoring.notify.choices import Delivery, NotificationStatus, TransportKind
 from monitoring.notify.dispatch import dispatch_pending
 from monitoring.notify.held import send_held, send_held_notifications
-from monitoring.notify.models import Notification, NotificationPreference, Webhook
+from monitoring.notify.models import Notification, NotificationPreference, UnderusedReported, Webhook
 from monitoring.notify.timing import release_at
 from tests.support.alerts import Receiver, open_alert
+from tests.support.telemetry import add_gpu
 from tests.support.workers import wait_for
 
 BERLIN = "Europe/Berlin"  # UTC+1 in November
@@ -207,3 +208,118 @@ def test_the_digest_lists_the_persons_underused_gpus_with_their_idle_cost(cast, 
     (mail,) = mailoutbox
     assert "Underused GPUs" in mail.body
     assert "vllm (pid 5000) on gpu-01 GPU 0: 0.5 idle GPU-hours in 1 stretches, $1.25" in mail.body
+
+
+# Underused GPUs reach their owner's digest, with or without alerts
+
+
+def underused_stretch(gpu, owner, began, until, pid=5000, name="vllm"):
+    return IdleStretch.objects.create(
+        key=f"idle_process:{gpu.uuid}:{pid}:0", kind=IdleStretchKind.UNDERUSED, gpu=gpu, pid=pid, os_user="alice",
+        name=name, owner=owner, began=began, until=until, rate=Decimal("2.50"),
+    )  # fmt: skip
+
+
+def test_a_person_with_underused_gpus_and_no_alert_gets_their_hourly_digest(cast, clock, gpu, mailoutbox):
+    alice = cast["owner"]
+    NotificationPreference.objects.create(user=alice, email_delivery=Delivery.HOURLY, time_zone=BERLIN)
+    underused_stretch(gpu, alice, at(12, 10), at(12, 40))
+    clock.move_to(at(12, 59))
+    assert send_held() == 0 and mailoutbox == []
+    clock.move_to(at(13) + timedelta(seconds=30))
+    assert send_held() == 1 and send_held() == 0  # once, however often beat looks
+    (mail,) = mailoutbox
+    assert mail.subject == "[GPU Fleet] 1 underused GPU (hourly digest)"
+    assert "vllm (pid 5000) on gpu-01 GPU 0: 0.5 idle GPU-hours in 1 stretches, $1.25" in mail.body
+    assert "to Tue 10 Nov 14:00 CET:" in mail.body  # the period, in the person's zone, named
+    assert not Notification.objects.exists()  # nothing was alerted
+
+    underused_stretch(gpu, alice, at(13, 10), at(13, 40), pid=5001, name="triton")
+    clock.move_to(at(14) + timedelta(seconds=30))
+    assert send_held() == 1
+    later = mailoutbox[1].body
+    assert "triton (pid 5001)" in later and "vllm" not in later  # each period told once
+    assert "from Tue 10 Nov 14:00 to Tue 10 Nov 15:00 CET" in later
+    clock.move_to(at(15) + timedelta(seconds=30))
+    assert send_held() == 0 and len(mailoutbox) == 2  # an hour with nothing underused sends nothing
+
+
+def test_the_underused_digest_waits_for_the_end_of_quiet_hours_and_covers_them(cast, clock, gpu, mailoutbox):
+    alice = cast["owner"]
+    NotificationPreference.objects.create(
+        user=alice, email_delivery=Delivery.HOURLY, quiet_start=time(22), quiet_end=time(7), time_zone=BERLIN
+    )
+    underused_stretch(gpu, alice, at(18, 10), at(18, 40), pid=4000, name="evening")
+    clock.move_to(at(19) + timedelta(seconds=30))  # 20:00 in Berlin
+    assert send_held() == 1
+    underused_stretch(gpu, alice, at(23, 10), at(23, 50), pid=5000, name="night")
+    for hour in (21, 22, 23):  # 22:00 to 00:00 in Berlin: quiet
+        clock.move_to(at(hour) + timedelta(seconds=30))
+        assert send_held() == 0
+    clock.move_to(at(6, day=11) + timedelta(seconds=30))  # 07:00 in Berlin
+    assert send_held() == 1
+    body = mailoutbox[1].body
+    assert "night (pid 5000)" in body and "evening" not in body
+    assert "from Tue 10 Nov 20:00 to Wed 11 Nov 07:00 CET" in body
+
+
+def test_a_daily_digest_lists_underused_gpus_at_the_digest_hour_in_the_persons_zone(cast, clock, gpu, mailoutbox):
+    alice = cast["owner"]
+    NotificationPreference.objects.create(user=alice, email_delivery=Delivery.DAILY, time_zone=BERLIN)
+    underused_stretch(gpu, alice, at(12, 10), at(14, 10))
+    clock.move_to(at(6, 59, day=11))  # 07:59 in Berlin
+    assert send_held() == 0
+    clock.move_to(at(7, 0, day=11) + timedelta(seconds=30))
+    assert send_held() == 1
+    (mail,) = mailoutbox
+    assert mail.subject == "[GPU Fleet] 1 underused GPU (daily digest)"
+    assert "2.0 idle GPU-hours in 1 stretches, $5.00" in mail.body
+
+
+def test_people_who_take_mail_immediately_get_no_underused_digest(cast, clock, gpu, mailoutbox):
+    underused_stretch(gpu, cast["owner"], at(12, 10), at(12, 40))
+    NotificationPreference.objects.create(user=cast["owner"], time_zone=BERLIN)
+    clock.move_to(at(13) + timedelta(seconds=30))
+    assert send_held() == 0 and mailoutbox == []
+
+
+def test_a_webhook_digest_lists_underused_gpus_like_the_email(cast, clock, gpu, receiver, mailoutbox):
+    alice = cast["owner"]
+    NotificationPreference.objects.create(
+        user=alice, email_delivery=Delivery.HOURLY, webhook_delivery=Delivery.HOURLY, time_zone=BERLIN
+    )
+    Webhook.objects.create(user=alice, name="lab", url=receiver.url)
+    alert_at(clock, at(12, 5), alice, "Idle python")
+    underused_stretch(gpu, alice, at(12, 10), at(12, 40))
+    clock.move_to(at(13) + timedelta(seconds=30))
+    assert send_held() == 2  # the email and the webhook
+    ((headers, body),) = receiver.requests
+    data = json.loads(body)
+    (mail,) = mailoutbox
+    assert mail.subject == "[GPU Fleet] 1 alert update, 1 underused GPU (hourly digest)"
+    assert data["text"].startswith("*1 alert update, 1 underused GPU (hourly digest)*")
+    line = "vllm (pid 5000) on gpu-01 GPU 0: 0.5 idle GPU-hours in 1 stretches, $1.25"
+    assert line in data["text"] and line in mail.body
+    assert [d["alert"]["title"] for d in data["digest"]] == ["Idle python"]
+    ((_, title),) = [(u["pid"], u["name"]) for u in data["underused"]]
+    assert title == "vllm" and data["underused"][0]["idle_cost"] == "1.25"
+    assert data["period"] == {"since": at(13, day=9).isoformat(), "until": at(13).isoformat()}  # a first digest: a day
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_beat_task_on_a_real_worker_posts_an_underused_digest_once(celery_worker, receiver, cast, gpu_models):
+    alice = cast["owner"]
+    NotificationPreference.objects.create(user=alice, webhook_delivery=Delivery.HOURLY, time_zone=BERLIN)
+    Webhook.objects.create(user=alice, name="lab", url=receiver.url)
+    three_hours_ago = datetime.now(UTC) - timedelta(hours=3)  # inside the day the first digest reaches back
+    underused_stretch(add_gpu("gpu-01", 0), alice, three_hours_ago, three_hours_ago + timedelta(minutes=45))
+    for _ in range(2):
+        send_held_notifications.delay()
+    wait_for(lambda: UnderusedReported.objects.filter(until__isnull=False).exists(), timeout_s=30, what="the digest")
+    wait_for(lambda: len(receiver.requests) >= 1, timeout_s=30, what="the post")
+    assert send_held() == 0  # a third look finds nothing owed
+    ((headers, body),) = receiver.requests
+    data = json.loads(body)
+    assert data["text"].startswith("*1 underused GPU (hourly digest)*")
+    assert data["digest"] == [] and data["underused"][0]["name"] == "vllm"
+    assert "x-fleet-event" not in headers and headers["webhook-id"].startswith("msg_underused_")
