@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("monitoring", "0014_digests_and_quiet_hours"),
+        ("monitoring", "0015_burnin_without_verdict"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
