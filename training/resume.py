@@ -10,6 +10,14 @@ from training import checkpoint_store
 from training.launch import LaunchRequest, check_launch, launch
 from training.models import Run, RunMetric
 
+# Workloads a resume makes no sense for, and why.
+NOT_RESUMABLE = {
+    "burnin": (
+        "A burn-in is a measurement of the GPUs as they are now, not training to continue: "
+        "launch a new burn-in instead of resuming this one."
+    ),
+}
+
 
 class ResumeRefused(Exception):
     """The run cannot be resumed; ``forbidden`` tells a permission refusal from a state one."""
@@ -26,6 +34,8 @@ def check_resumable(run: Run, user) -> None:
         raise ResumeRefused("Only the owner of a run may resume it.", forbidden=True)
     if not run.is_finished:
         raise ResumeRefused("The run has not ended; cancel it first (it saves a checkpoint as it stops).")
+    if run.workload in NOT_RESUMABLE:
+        raise ResumeRefused(NOT_RESUMABLE[run.workload])
     if checkpoint_store.inside_root(checkpoint_store.run_dir(run)) is None:
         raise ResumeRefused("The run's checkpoint directory is outside RUN_CHECKPOINT_DIR.")
     if not checkpoint_store.files(run):

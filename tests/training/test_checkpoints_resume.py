@@ -1,6 +1,7 @@
 """Real node workers: a cancelled, preempted or reclaimed run saves a checkpoint as it stops, and a resumed
 run continues from it (its step counter and loss carry on) to the accuracy a whole run reaches."""
 
+import uuid
 from datetime import timedelta
 
 import psutil
@@ -13,7 +14,7 @@ from fleet.reservations.booking import preempt
 from monitoring.alerts.choices import AlertKind, ReclaimStatus
 from monitoring.alerts.models import Alert, Reclaim
 from monitoring.alerts.reclaim import end_process
-from tests.support.node_workers import run_processes
+from tests.support.node_workers import run_processes, wait_until_no_run_processes
 from tests.training.conftest import DIGITS_FAST, gpus_of, log_of, wait_for, wait_until
 from training import checkpoint_store
 from training.cancel import request_cancel
@@ -44,11 +45,20 @@ def assert_stopped_with_a_checkpoint(run: Run) -> None:
     assert run.checkpoint["reason"] == "stop", (run.checkpoint, log_of(run))
     assert run.checkpoint["step"] >= 1 and run.checkpoint["bytes"] > 0
     assert (checkpoint_store.run_dir(run) / checkpoint_store.FILE).stat().st_size == run.checkpoint["bytes"]
-    assert not run_processes(run)
+    assert "terminate called" not in log_of(run)  # no rank aborted on its way out
+    assert not wait_until_no_run_processes(run, timeout_s=5)
 
 
-def test_a_cancelled_run_resumes_from_its_checkpoint_and_trains_on_to_the_same_accuracy(cast, worker_node):
-    first = launch_digits(cast["owner"], gpus_of(worker_node, 1))
+# (strategy, GPUs, processes). FSDP's two ranks agree every 10 steps whether to save and stop, then gather the
+# shards to rank 0; Hogwild's parent pauses its two workers, takes their optimizers and saves the shared model.
+STRATEGIES = [("single", 1, 1), ("fsdp", 2, 2), ("hogwild", 1, 2)]
+
+
+@pytest.mark.parametrize("strategy, gpus, processes", STRATEGIES)
+def test_a_cancelled_run_resumes_from_its_checkpoint_and_trains_on_to_the_same_accuracy(
+    cast, worker_node, strategy, gpus, processes
+):
+    first = launch_digits(cast["owner"], gpus_of(worker_node, gpus), strategy=strategy, processes=processes)
     trained_past(first, 60)
     request_cancel(first, cast["owner"])
     first = wait_for(first, RunStatus.CANCELLED, timeout_s=60)
@@ -78,22 +88,31 @@ def test_a_cancelled_run_resumes_from_its_checkpoint_and_trains_on_to_the_same_a
     wait_until(
         lambda: resumed.metrics.filter(accuracy__gte=0.95).exists(), timeout_s=180, what="95 % held-out accuracy"
     )
-    assert "resumed from" in log_of(resumed)
+    assert f"resumed from {checkpoint_store.run_dir(first)}" in log_of(resumed)
+    resumed.refresh_from_db()
+    assert resumed.environment["strategy"] == strategy and resumed.environment["world_size"] == processes
     request_cancel(resumed, cast["owner"])
-    wait_for(resumed, RunStatus.CANCELLED, timeout_s=60)
+    resumed = wait_for(resumed, RunStatus.CANCELLED, timeout_s=60)
+    assert_stopped_with_a_checkpoint(resumed)
+    assert resumed.checkpoint["step"] > saved
 
 
-def test_an_admins_preempt_of_the_booking_stops_its_run_with_a_checkpoint(cast, worker_node):
+@pytest.mark.parametrize("strategy, gpus", [("single", 1), ("fsdp", 2)])
+def test_an_admins_preempt_of_the_booking_stops_its_run_with_a_checkpoint(cast, worker_node, strategy, gpus):
     start = timezone.now() - timedelta(minutes=1)
-    gpu = gpus_of(worker_node, 1)[0]
-    row = Reservation.objects.create(user=cast["owner"], gpu=gpu, start=start, end=start + timedelta(hours=2))
-    run = launch_digits(cast["owner"], [], booking=str(row.booking))
+    booking = uuid.uuid4()
+    for gpu in gpus_of(worker_node, gpus):
+        Reservation.objects.create(
+            user=cast["owner"], gpu=gpu, booking=booking, start=start, end=start + timedelta(hours=2)
+        )
+    run = launch_digits(cast["owner"], [], booking=str(booking), strategy=strategy)
     trained_past(run, 1)
 
-    preempt(row.booking, cast["admin"], "deadline work")
+    preempt(booking, cast["admin"], "deadline work")
     run = wait_for(run, RunStatus.CANCELLED, timeout_s=60)
 
     assert "preempted by root" in run.error and "deadline work" in run.error
+    assert run.environment["world_size"] == gpus
     assert_stopped_with_a_checkpoint(run)
 
 

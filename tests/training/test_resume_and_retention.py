@@ -11,7 +11,7 @@ from fleet.models import Reservation
 from tests.training.conftest import gpus_of, start_run
 from training import checkpoint_store
 from training.choices import RunStatus
-from training.launch import LaunchRequest, check_launch
+from training.launch import LaunchRequest, check_launch, launch
 from training.models import Run, RunMetric
 
 pytestmark = pytest.mark.django_db
@@ -134,3 +134,17 @@ def test_the_resume_button_opens_the_new_run(client, cast, ended_run):
     resumed = Run.objects.get(resumed_from=ended_run)
     assert response.status_code == 302 and response.url == f"/runs/{resumed.pk}/"
     assert f'href="/runs/{ended_run.pk}/">#{ended_run.pk}</a>' in client.get(response.url).content.decode()
+
+
+def test_a_burn_in_is_a_measurement_and_is_never_resumed(cast, quiet_node):
+    request = LaunchRequest(
+        user=cast["owner"], workload="burnin", gpus=gpus_of(quiet_node, 1), hyperparameters={"iterations": 5}
+    )
+    plan, errors = check_launch(request)
+    assert not errors, errors
+    burnin = ended_with_checkpoint(launch(plan))  # even with a file in its checkpoint directory
+
+    answer = api_for(cast["owner"]).post(f"/api/runs/{burnin.pk}/resume/")
+
+    assert answer.status_code == 409 and "A burn-in is a measurement" in answer.json()["detail"]
+    assert Run.objects.count() == 1

@@ -82,6 +82,26 @@ def resume_path() -> Path | None:
     return path
 
 
+class DoesNotFit(ValueError):
+    """A checkpoint this run cannot continue from: refused before the first step."""
+
+
+def check_fits(state: dict[str, Any], world_size: int, hogwild: bool = False) -> None:
+    """A checkpoint continues only with as many processes as saved it: the step counter is counted in
+    batches per process (an epoch has world-size-many fewer of them), and the interrupted epoch's
+    batches are skipped by their place in each process's share of the data. Single, DDP and FSDP save
+    the same whole state; a Hogwild one (each worker's optimizer) fits only Hogwild."""
+    if (state.get("strategy") == "hogwild") != hogwild:
+        saved_by = "a Hogwild run" if not hogwild else "a run of another strategy"
+        raise DoesNotFit(f"the checkpoint was saved by {saved_by}: resume it with the strategy that saved it")
+    saved = state.get("world_size", world_size)  # saved before the field existed: single or DDP, not checked
+    if saved != world_size:
+        raise DoesNotFit(
+            f"the checkpoint was saved by {saved} process(es) and this run has {world_size}: "
+            f"resume it with {saved} process(es) (a checkpoint continues only on the world size that saved it)"
+        )
+
+
 def load(path: Path) -> dict[str, Any]:
     # Our own files, written by save(): optimizer and RNG states need more than plain tensors.
     return torch.load(path, map_location="cpu", weights_only=False)

@@ -523,10 +523,7 @@ def _run(module: ModuleType, argv: list[str] | None) -> int:
     trainer = Trainer(trained, optimizer, train, args.batch_size, sampler, device, args, profiler)
     reporter = Reporter(env.is_main, env.world_size, args.report_interval, args.metrics_csv)
     watch = ParentWatch() if env.distributed else None
-    # FSDP runs save none yet: with the ranks' agreement all-reduce, one FSDP rank in two aborted at exit
-    # ("terminate called without an active exception", gloo, torch 2.13) in 4 tries; without it, 0 in 8.
-    checkpointer = checkpoints.Checkpointer.from_environ() if mode != "fsdp" else checkpoints.Checkpointer(None)
-    saver = Saver(checkpointer, trainer, model, mode, env)
+    saver = Saver(checkpoints.Checkpointer.from_environ(), trainer, model, mode, env)
     first_epoch, skip = saver.resume()
 
     def on_step(epoch: int, loss: float, samples: int, seconds: float) -> None:
@@ -591,7 +588,12 @@ class Saver:
         if path is None:
             return 1, 0
         trainer = self.trainer
-        step = checkpoints.restore(checkpoints.load(path), self.model, trainer.optimizer, trainer.schedule, self.mode)
+        state = checkpoints.load(path)
+        try:
+            checkpoints.check_fits(state, self.env.world_size)
+        except checkpoints.DoesNotFit as refused:
+            exit_now(2, f"cannot resume: {refused}")
+        step = checkpoints.restore(state, self.model, trainer.optimizer, trainer.schedule, self.mode)
         trainer.step = self.checkpointer.last_step = step
         if self.env.is_main:
             print(f"resumed from {path} at step {step}", flush=True)
@@ -623,6 +625,7 @@ class Saver:
         trainer = self.trainer
         state = checkpoints.training_state(self.model, trainer.optimizer, trainer.schedule, trainer.step, self.mode)
         if self.env.is_main:
+            state["world_size"] = self.env.world_size
             self.checkpointer.save(state, trainer.step, reason)
 
     def stop_if_asked(self) -> None:

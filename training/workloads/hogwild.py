@@ -10,12 +10,18 @@ strategies. The parent reports all events: aggregate samples/s over the
 workers and held-out accuracy after each epoch, evaluated while the workers
 wait at the epoch boundary. SIGTERM or SIGINT to the parent ends the workers
 too; a worker whose parent has gone stops by itself.
+
+Checkpoints (with FLEET_CHECKPOINT_DIR): the parent saves the shared model with every worker's
+optimizer, schedule, RNG and place in its epoch. It asks the workers to pause (each answers after its
+current step with its own state and waits), saves, and lets them go on, or on a stop signal ends them.
+The workers then ignore SIGTERM: the parent, which gets the same signal, saves first and ends them.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import os
 import signal
 import sys
@@ -29,7 +35,7 @@ from torch.utils.data import DistributedSampler, TensorDataset
 from training import events
 from training.run_env import RUN_ENV
 from training.strategies.hogwild import SUPERVISOR
-from training.workloads import WORKLOADS, common
+from training.workloads import WORKLOADS, checkpoints, common
 
 WORKER_REPORT_INTERVAL = 0.1  # seconds between a worker's reports to the parent
 WORKER_STOP_TIMEOUT = 5.0
@@ -64,10 +70,12 @@ class Supervisor:
         self.threads = args.threads or common.threads_per_process(workers)
         self.procs: list = []
         self.conns: list[Connection] = []
+        self.checkpointer = checkpoints.Checkpointer.from_environ()
 
     def run(self) -> int:
         torch.set_num_threads(self.threads)
         common.seed_everything(self.args.seed)
+        resumed = self._resumed_state()
         self.device = common.pick_device(0)
         common.env_event(
             "hogwild",
@@ -80,14 +88,33 @@ class Supervisor:
         for tensor in train.tensors:
             tensor.share_memory_()
         self.model = self.module.build_model(self.args).to(self.device)
+        self.step = 0
+        if resumed is not None:
+            self.model.load_state_dict(resumed["model"])
+            torch.set_rng_state(resumed["rng"])
+            self.step = self.checkpointer.last_step = resumed["step"]
+            print(f"resumed from {checkpoints.resume_path()} at step {self.step}", flush=True)
         self.model.share_memory()
         try:
-            self._start_workers(train)
+            self._start_workers(train, resumed["workers"] if resumed is not None else [None] * self.workers)
+            common.polite_stops(self.checkpointer.enabled)
             return self._supervise()
         finally:
             self._stop_workers()
 
-    def _start_workers(self, train: TensorDataset) -> None:
+    def _resumed_state(self) -> dict | None:
+        """FLEET_RESUME_DIR's checkpoint, refused before any worker starts when another number of workers saved it."""
+        path = checkpoints.resume_path()
+        if path is None:
+            return None
+        state = checkpoints.load(path)
+        try:
+            checkpoints.check_fits(state, self.workers, hogwild=True)
+        except checkpoints.DoesNotFit as refused:
+            common.exit_now(2, f"cannot resume: {refused}")
+        return state
+
+    def _start_workers(self, train: TensorDataset, starts: list[dict | None]) -> None:
         # Spawned workers import torch afresh and inherit this environment.
         for key, value in RUN_ENV.items():
             os.environ.setdefault(key, value)
@@ -97,7 +124,12 @@ class Supervisor:
             proc = ctx.Process(
                 target=_worker,
                 args=(rank, self.workers, self.args, self.model, train, child_end),
-                kwargs={"threads": self.threads, "device": str(self.device)},
+                kwargs={
+                    "threads": self.threads,
+                    "device": str(self.device),
+                    "start": starts[rank],
+                    "polite": self.checkpointer.enabled,
+                },
                 name=f"hogwild-{rank}",
                 daemon=True,
             )
@@ -108,8 +140,12 @@ class Supervisor:
 
     def _supervise(self) -> int:
         self.reporter = common.Reporter(True, 1, self.args.report_interval, self.args.metrics_csv)
-        self.step = 0
+        self.stepped = False
         self.ended: dict[int, int] = {}  # epoch -> workers that finished it
+        self.evaluated = 0  # the last epoch evaluated
+        self.pausing: str | None = None  # why the workers were asked to pause: "periodic" or "stop"
+        self.states: dict[int, dict] = {}  # rank -> its state, while pausing
+        self.held_epoch: int | None = None  # an epoch every worker ended while they were pausing
         self.rates: dict[int, tuple] = {}  # rank -> (steady, median-step) samples/s
         self.accuracy = self.test_loss = None
         self.live = set(range(self.workers))
@@ -121,11 +157,59 @@ class Supervisor:
                     if message is None:
                         break
                     getattr(self, f"_on_{message[0]}")(rank, *message[1:])
+            self._checkpoint_if_due()
         return self._finish()
 
+    def _checkpoint_if_due(self) -> None:
+        if not self.checkpointer.enabled or self.pausing:
+            return
+        stop = common.stop_signal() is not None
+        if self.evaluated == self.args.epochs:  # the workers are saying "done": none would answer a pause
+            if stop:
+                self._leave()  # the run is complete: nothing to save
+            return
+        if stop or self.checkpointer.due(self.step):
+            self.pausing, self.states = ("stop" if stop else "periodic"), {}
+            for rank in self.live:
+                self.conns[rank].send(("pause",))
+
+    def _on_state(self, rank, state: bytes) -> None:
+        self.states[rank] = torch.load(io.BytesIO(state), weights_only=False)
+        if len(self.states) < self.workers:
+            return
+        self.checkpointer.save(
+            {
+                "strategy": "hogwild",
+                "world_size": self.workers,
+                "step": self.step,
+                "model": self.model.state_dict(),
+                "workers": [self.states[rank] for rank in range(self.workers)],
+                "rng": torch.get_rng_state(),
+            },
+            self.step,
+            self.pausing,
+        )
+        self.states = {}
+        if self.pausing == "stop":
+            for conn in self.conns:
+                conn.send(("stop",))
+            self._leave()
+        self.pausing = None
+        for conn in self.conns:
+            conn.send(("resume",))
+        if self.held_epoch is not None:
+            epoch, self.held_epoch = self.held_epoch, None
+            self._evaluate(epoch)
+
+    def _leave(self) -> None:
+        self._stop_workers()
+        signum = common.stop_signal() or signal.SIGTERM
+        common.exit_now(128 + signum, f"stopped by {signal.Signals(signum).name} at step {self.step}")
+
     def _on_step(self, rank, epoch, steps, samples, seconds, loss_sum, first_ts) -> None:
-        if first_ts is not None and self.step == 0:
+        if first_ts is not None and not self.stepped:  # a resumed run's first step is not step 1
             events.emit("first_step", ts=first_ts)
+        self.stepped = True
         self.step += steps
         # The workers run side by side: their samples over one worker's time.
         self.reporter.meter.add(samples, seconds / self.workers)
@@ -144,6 +228,13 @@ class Supervisor:
         self.ended[epoch] = self.ended.get(epoch, 0) + 1
         if self.ended[epoch] < self.workers:
             return
+        if self.pausing:  # the workers answer the pause first; a stop leaves this epoch to the resumed run
+            self.held_epoch = epoch
+            return
+        self._evaluate(epoch)
+
+    def _evaluate(self, epoch: int) -> None:
+        self.evaluated = epoch
         self.accuracy, self.test_loss = common.evaluate(self.model, self.test, self.device)
         self.reporter.epoch_end(self.step, epoch, self.args.epochs, self.accuracy, self.test_loss)
         for conn in self.conns:
@@ -185,7 +276,7 @@ class Supervisor:
     def _stop_workers(self) -> None:
         for proc in self.procs:
             if proc.is_alive():
-                proc.terminate()
+                proc.kill() if self.checkpointer.enabled else proc.terminate()  # they ignore SIGTERM then
         deadline = time.monotonic() + WORKER_STOP_TIMEOUT
         for proc in self.procs:
             proc.join(max(0.0, deadline - time.monotonic()))
@@ -203,10 +294,14 @@ def _worker(
     conn: Connection,
     threads: int,
     device: str,
+    start: dict | None = None,
+    polite: bool = False,
 ) -> None:
-    # The parent owns Ctrl-C and SIGTERM handling and ends the workers itself;
-    # a worker just dies on SIGTERM (the default action).
+    # The parent owns Ctrl-C and SIGTERM handling and ends the workers itself; a worker just dies on
+    # SIGTERM (the default action), unless the parent saves checkpoints: it then asks for the state first.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if polite:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     torch.set_num_threads(threads)
     common.seed_everything(args.seed + rank)
     sampler = DistributedSampler(train, num_replicas=world, rank=rank, shuffle=True, seed=args.seed)
@@ -219,13 +314,28 @@ def _worker(
         torch.device(device),
         args,
     )
+    first_epoch, skip = 1, 0
+    if start is not None:
+        trainer.optimizer.load_state_dict(start["optimizer"])
+        trainer.schedule.load_state_dict(start["schedule"])
+        torch.set_rng_state(start["rng"])
+        trainer.step, first_epoch, skip = start["step"], start["epoch"], start["done"]
     meter = common.Throughput()
-    report = _WorkerReport(conn)
-    for epoch in range(1, args.epochs + 1):
-        trainer.train_epoch(epoch, lambda loss, n, s: (meter.add(n, s), report.step(epoch, loss, n, s)))  # noqa: B023
+    report = _WorkerReport(conn, trainer)
+    for epoch in range(first_epoch, args.epochs + 1):
+        report.epoch_start(epoch, skip if epoch == first_epoch else 0)
+
+        def on_step(loss: float, samples: int, seconds: float) -> None:
+            meter.add(samples, seconds)
+            report.step(epoch, loss, samples, seconds)  # noqa: B023
+            if conn.poll():  # the parent asks for a pause: it saves a checkpoint
+                report.pause(conn.recv())
+
+        trainer.train_epoch(epoch, on_step, skip if epoch == first_epoch else 0)
         report.flush(epoch)
         conn.send(("epoch_end", epoch))
-        report.wait_for_parent()
+        while (message := report.wait_for_parent())[0] != "continue":
+            report.pause(message)
     conn.send(("done", meter.steady(), meter.median_step()))
     conn.close()
 
@@ -233,8 +343,11 @@ def _worker(
 class _WorkerReport:
     """Batches a worker's step counts into a few messages a second."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, trainer: common.Trainer) -> None:
         self.conn = conn
+        self.trainer = trainer
+        self.epoch = 1
+        self.epoch_began = 0  # the worker's step count at the start of its current epoch
         self.watch = common.ParentWatch()
         self.first_ts: float | None = None
         self.sent_first = False
@@ -262,10 +375,33 @@ class _WorkerReport:
         self.steps = self.samples = 0
         self.seconds = self.loss_sum = 0.0
 
-    def wait_for_parent(self) -> None:
+    def epoch_start(self, epoch: int, skip: int) -> None:
+        self.epoch, self.epoch_began = epoch, self.trainer.step - skip
+
+    def pause(self, message: tuple) -> None:
+        """Answer the parent's ("pause",) with this worker's state, then wait: go on, or stop here."""
+        assert message[0] == "pause", message
+        self.flush(self.epoch)
+        trainer = self.trainer
+        state = {
+            "epoch": self.epoch,
+            "done": trainer.step - self.epoch_began,  # batches of the epoch trained (all of them at its end)
+            "step": trainer.step,
+            "optimizer": trainer.optimizer.state_dict(),
+            "schedule": trainer.schedule.state_dict(),
+            "rng": torch.get_rng_state(),
+        }
+        buffer = io.BytesIO()
+        torch.save(state, buffer)  # a copy: the worker's own tensors go on changing after the pause
+        self.conn.send(("state", buffer.getvalue()))
+        if self.wait_for_parent()[0] == "stop":
+            self.conn.close()
+            sys.exit(0)
+
+    def wait_for_parent(self) -> tuple:
         while not self.conn.poll(1.0):
             self.watch.check()
-        self.conn.recv()
+        return self.conn.recv()
 
 
 if __name__ == "__main__":
