@@ -71,7 +71,7 @@ class Attribution:
 def runs_on(gpu_ids, start: datetime, end: datetime) -> list[Use]:
     through = Run.gpus.through.objects.filter(
         Q(run__finished_at__isnull=True) | Q(run__finished_at__gt=start),
-        gpu_id__in=gpu_ids,
+        gpu_id__any=list(gpu_ids),
         run__started_at__lt=end,
     ).exclude(run__status=RunStatus.QUEUED)
     fields = ("gpu_id", "run__owner_id", "run__started_at", "run__finished_at", "run__project_id", "run_id")
@@ -79,7 +79,7 @@ def runs_on(gpu_ids, start: datetime, end: datetime) -> list[Use]:
 
 
 def bookings_on(gpu_ids, start: datetime, end: datetime) -> list[Use]:
-    rows = Reservation.objects.filter(gpu_id__in=gpu_ids, start__lt=end, end__gt=start, project__isnull=False).exclude(
-        status=ReservationStatus.CANCELLED
-    )
+    rows = Reservation.objects.filter(
+        gpu_id__any=list(gpu_ids), start__lt=end, end__gt=start, project__isnull=False
+    ).exclude(status=ReservationStatus.CANCELLED)
     return [Use(r.gpu_id, r.user_id, r.start, r.end, r.project_id) for r in rows]

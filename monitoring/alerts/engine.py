@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from monitoring.alerts import lifecycle, stages, stretches
+from monitoring.alerts import lifecycle, memo, stages, stretches
 from monitoring.alerts.choices import AlertKind, AlertStatus
 from monitoring.alerts.findings import RuleResult
 from monitoring.alerts.models import Alert
@@ -46,7 +46,7 @@ class Summary:
 def evaluate(now: datetime | None = None) -> Summary:
     """Evaluate every rule once; a concurrent evaluation makes this one skip."""
     now = now or timezone.now()
-    with transaction.atomic():
+    with transaction.atomic(), memo.evaluation():
         if not try_lock():
             return Summary(skipped=True)
         open_alerts = list(Alert.objects.exclude(status=AlertStatus.RESOLVED))
@@ -78,7 +78,7 @@ def apply(result: RuleResult, open_alerts: list[Alert], now: datetime, summary: 
     new = {f.key: f for f in result.findings if f.key not in by_key}
     opened = lifecycle.open_alerts(list(new.values()), now)
     firing = [by_key[f.key] for f in result.findings if f.key in by_key]
-    Alert.objects.filter(pk__in=[a.pk for a in firing]).update(last_seen_at=now)
+    Alert.objects.filter(pk__any=[a.pk for a in firing]).update(last_seen_at=now)
     # A notice opens and resolves in one pass: it is news, not a lasting condition.
     cleared = [by_key[key] for key in result.resolved if key in by_key] + [
         a for a in opened if a.key in result.resolved

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from monitoring.alerts.memo import once
 from monitoring.alerts.models import IdlePolicy
 
 
@@ -49,3 +50,8 @@ class PolicyBook:
 
     def for_project(self, project_id: int | None) -> Thresholds:
         return thresholds_for(self.by_project.get(project_id), self.defaults)
+
+
+def policy_book() -> PolicyBook:
+    """The thresholds, loaded once per evaluation."""
+    return once("policy_book", PolicyBook)

@@ -14,7 +14,7 @@ from fleet.celery import node_queue
 from monitoring.alerts import lifecycle
 from monitoring.alerts.choices import AlertEventKind
 from monitoring.alerts.models import Alert, Reclaim, ReclaimExemption
-from monitoring.alerts.policies import PolicyBook
+from monitoring.alerts.policies import policy_book
 from monitoring.alerts.reclaim import reclaim_process
 from monitoring.alerts.windows import gpu_util_windows, process_sm_windows
 
@@ -40,7 +40,7 @@ def advance(firing: list[Alert], now: datetime) -> None:
     candidates = [a for a in firing if a.stage < 3]
     if not candidates:
         return
-    book, exemptions = PolicyBook(), Exemptions()
+    book, exemptions = policy_book(), Exemptions()
     for alert in candidates:
         limits = book.for_project(alert.project_id)
         if limits.reclaim and not exemptions.covers(alert) and alert.node_id:

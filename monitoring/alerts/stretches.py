@@ -8,6 +8,8 @@ waste panel's "idle in stretches as long as the window", and the underused-GPU r
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import connection
+
 from monitoring.alerts.choices import IdleStretchKind
 from monitoring.alerts.models import IdleStretch
 from monitoring.costs.rates import rates_by_gpu
@@ -28,7 +30,7 @@ def checked_until(keys: list[str], start: datetime) -> dict[str, datetime]:
     Every evaluation that extended a stretch found the process idle over its window, so the stretch's span
     [began, until) has been checked throughout; a window starting inside it needs reading only from `until`.
     """
-    found = IdleStretch.objects.filter(key__in=keys, began__lte=start, until__gte=start)
+    found = IdleStretch.objects.filter(key__any=keys, began__lte=start, until__gte=start)
     return dict(found.values_list("key", "until"))
 
 
@@ -37,18 +39,33 @@ def record(sightings: list[Sighting], now: datetime) -> None:
         return
     keys = [s.candidate.key for s in sightings]
     earliest = min(s.since for s in sightings)
-    latest = {st.key: st for st in IdleStretch.objects.filter(key__in=keys, until__gte=earliest).order_by("until")}
-    continued, started = [], []
+    rows = IdleStretch.objects.filter(key__any=keys, until__gte=earliest).order_by("until")
+    latest = {key: (pk, until) for pk, key, until in rows.values_list("pk", "key", "until")}
+    continued, started = {}, []
     for s in sightings:
-        stretch = latest.get(s.candidate.key)
-        if stretch is not None and stretch.until >= s.since:
-            stretch.until, stretch.kind = now, s.kind
-            continued.append(stretch)
+        pk, until = latest.get(s.candidate.key, (None, None))
+        if pk is not None and until >= s.since:
+            continued[pk] = s.kind
         else:
             started.append(s)
-    IdleStretch.objects.bulk_update(continued, ["until", "kind"])
+    extend(continued, now)
     rates = rates_by_gpu({s.candidate.gpu.id for s in started}) if started else {}
     IdleStretch.objects.bulk_create(new_stretch(s, now, rates.get(s.candidate.gpu.id)) for s in started)
+
+
+# One statement for every continued stretch (the ORM's bulk_update builds a CASE per row and field).
+EXTEND_SQL = """
+UPDATE monitoring_idlestretch s SET until = %(now)s, kind = c.kind
+FROM unnest(%(ids)s::bigint[], %(kinds)s::text[]) AS c(id, kind)
+WHERE s.id = c.id
+"""
+
+
+def extend(kinds: dict[int, str], now: datetime) -> None:
+    """Continue these stretches (id → the kind of the latest sighting) up to now."""
+    if kinds:
+        with connection.cursor() as cursor:
+            cursor.execute(EXTEND_SQL, {"now": now, "ids": list(kinds), "kinds": [str(k) for k in kinds.values()]})
 
 
 def new_stretch(s: Sighting, now: datetime, rate) -> IdleStretch:

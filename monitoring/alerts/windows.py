@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import connection
 
+from monitoring.alerts.memo import once
 from monitoring.models import RollupProgress
 
 MINUTE = timedelta(minutes=1)
@@ -70,20 +71,27 @@ WHERE gpu_id = ANY(%(ids)s) AND bucket >= %(m0)s AND bucket < %(rolled)s AND uti
 GROUP BY gpu_id
 """
 
+# Grouped by minute first and then by GPU: a count(DISTINCT minute) sorts every sample (on disk, past work_mem).
+# The bounds are whole minutes, so a sample's minute is on the same side of each as the sample.
 RAW_SQL = """
-SELECT gpu_id, max(util_gpu),
-       count(DISTINCT date_trunc('minute', ts)) FILTER (WHERE ts >= %(rolled)s AND ts < %(m1)s),
-       min(ts) FILTER (WHERE ts < %(m0)s)
-FROM monitoring_gpusample
-WHERE util_gpu IS NOT NULL
-  AND ((ts >= %(start)s AND ts < %(m0)s) OR (ts >= %(rolled)s AND ts < %(end)s))
+SELECT gpu_id, max(peak), count(*) FILTER (WHERE minute >= %(rolled)s AND minute < %(m1)s),
+       min(first) FILTER (WHERE minute < %(m0)s)
+FROM (
+    SELECT gpu_id, date_trunc('minute', ts) AS minute, max(util_gpu) AS peak, min(ts) AS first
+    FROM monitoring_gpusample
+    WHERE util_gpu IS NOT NULL
+      AND ((ts >= %(start)s AND ts < %(m0)s) OR (ts >= %(rolled)s AND ts < %(end)s))
+    GROUP BY 1, 2
+) AS minutes
 GROUP BY gpu_id
 """
 
 
 def rolled_until(b: dict) -> datetime:
     """Where the minute rollup has got to, within the window's whole minutes."""
-    progress = RollupProgress.objects.filter(table="minute").values_list("done_until", "late_since").first()
+    progress = once(
+        "minute_rollup", RollupProgress.objects.filter(table="minute").values_list("done_until", "late_since").first
+    )
     done, late = progress or (None, None)
     if done is None:
         return b["m0"]
@@ -92,18 +100,28 @@ def rolled_until(b: dict) -> datetime:
     return min(max(done, b["m0"]), b["m1"])
 
 
-def gpu_util_windows(gpu_ids: list[int], start: datetime, end: datetime) -> dict[int, WindowStats]:
-    """Peak GPU utilization of each GPU over [start, end): rolled-up minutes, raw samples for the rest."""
+def gpu_util_windows(
+    gpu_ids: list[int], start: datetime, end: datetime, busy_at: dict[int, float] | None = None
+) -> dict[int, WindowStats]:
+    """Peak GPU utilization of each GPU over [start, end): rolled-up minutes, raw samples for the rest.
+
+    `busy_at` (GPU id → utilization) is for a caller to whom a GPU that reached that utilization anywhere in
+    the window is simply busy: one whose raw samples already reach it is left out of the answer, and its
+    minutes are not read (most GPUs of a working fleet are busy in their latest seconds).
+    """
     if not gpu_ids:
         return {}
     b = bounds(start, end)
     b["rolled"] = rolled_until(b)
-    b["ids"] = list(gpu_ids)
+    busy_at = busy_at or {}
     with connection.cursor() as cursor:
-        cursor.execute(ROLLED_SQL, b)
-        rolled = {gpu_id: (peak, minutes) for gpu_id, peak, minutes in cursor.fetchall()}
         cursor.execute(RAW_SQL, b)
         raw = {gpu_id: (peak, minutes, first) for gpu_id, peak, minutes, first in cursor.fetchall()}
+        busy = {g for g, (peak, _, _) in raw.items() if g in busy_at and peak is not None and peak >= busy_at[g]}
+        gpu_ids = [g for g in gpu_ids if g not in busy]
+        b["ids"] = gpu_ids
+        cursor.execute(ROLLED_SQL, b)
+        rolled = {gpu_id: (peak, minutes) for gpu_id, peak, minutes in cursor.fetchall()}
     found = {}
     for gpu_id in gpu_ids:
         rolled_peak, rolled_minutes = rolled.get(gpu_id, (None, 0))

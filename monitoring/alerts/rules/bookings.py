@@ -18,7 +18,7 @@ from monitoring.alerts.attribution import first_projects
 from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
-from monitoring.alerts.policies import PolicyBook
+from monitoring.alerts.policies import PolicyBook, policy_book
 from monitoring.alerts.rules.idle import stale_after
 from monitoring.alerts.windows import gpu_util_windows
 
@@ -34,9 +34,9 @@ class BookingIdleRule:
     escalates = True  # still open after ALERT_ESCALATE_AFTER_H: the admins hear about it
 
     def evaluate(self, now: datetime, open_alerts: list[Alert]) -> RuleResult:
-        rows = list(active_now(now).select_related("gpu__node", "user"))
+        rows = list(active_now(now).select_related("gpu__node", "user").prefetch_related("user__os_accounts"))
         fresh = [r for r in rows if r.gpu.last_sample_at and r.gpu.last_sample_at >= now - stale_after()]
-        book = PolicyBook()
+        book = policy_book()
         projects = first_projects({r.user_id for r in fresh})
         result = RuleResult()
         judged = set()
@@ -67,7 +67,7 @@ def by_window(rows, book: PolicyBook, projects: dict) -> dict:
 
 def holder_holds_memory(row: Reservation, limits) -> bool:
     """The holder's own process holding memory there is the idle-process rule's business, not this one's."""
-    names = {row.user.get_username(), *row.user.os_accounts.values_list("username", flat=True)}
+    names = {row.user.get_username(), *(account.username for account in row.user.os_accounts.all())}
     processes = row.gpu.processes or []
     return any(p.get("user") in names and (p.get("mem_used_mib") or 0) >= limits.min_memory_mib for p in processes)
 

@@ -1,6 +1,6 @@
 """GPU health from telemetry: sustained heat, thermal or hardware throttling, uncorrected ECC errors.
 
-Heat and throttling look at every sample of the last few minutes, so an alert opens on a sustained
+Heat and throttling look at every reading of the last few minutes, so an alert opens on a sustained
 condition and resolves only after a quiet stretch (no flapping).
 """
 
@@ -13,7 +13,9 @@ from fleet.models import GPU
 from monitoring.agent.metrics import CLOCKS_EVENT_REASONS, reasons_names
 from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
+from monitoring.alerts.gpu_rows import GpuRow, gpu_rows
 from monitoring.alerts.rules.idle import stale_after
+from monitoring.alerts.windows import bounds, rolled_until
 
 # Thermal slowdowns and hardware brakes; the software power cap is left out on purpose: a GPU at full
 # load sitting on its power limit is working as designed.
@@ -24,18 +26,29 @@ THROTTLE_MASK = (
     | CLOCKS_EVENT_REASONS["hw_power_brake_slowdown"]
 )
 
-# Read by time for every GPU at once (BRIN on ts): the last minutes of samples lie together on disk.
+# Every GPU at once: the whole minutes the rollup has done from GPUMinute (by bucket), the partial minute
+# at the start and the minutes not rolled up yet from raw samples, read by time (BRIN on ts).
 HEALTH_SQL = """
-SELECT gpu_id, min(temp_c), max(temp_c), bit_or(clocks_event_reasons), count(*)
-FROM monitoring_gpusample
-WHERE ts >= %(start)s AND ts < %(end)s
+SELECT gpu_id, min(coolest), max(hottest), bit_or(reasons)
+FROM (
+    SELECT gpu_id, temp_c_min AS coolest, temp_c_max AS hottest, clocks_event_reasons_any AS reasons
+    FROM monitoring_gpuminute
+    WHERE bucket >= %(m0)s AND bucket < %(rolled)s
+    UNION ALL
+    SELECT gpu_id, temp_c, temp_c, clocks_event_reasons
+    FROM monitoring_gpusample
+    WHERE (ts >= %(start)s AND ts < %(m0)s) OR (ts >= %(rolled)s AND ts < %(end)s)
+) AS readings
 GROUP BY gpu_id
 """
 
 
 def recent_health(start: datetime, end: datetime) -> dict[int, tuple]:
+    """GPU id → (lowest temperature, highest temperature, every clock event reason) over [start, end)."""
+    b = bounds(start, end)
+    b["rolled"] = rolled_until(b)
     with connection.cursor() as cursor:
-        cursor.execute(HEALTH_SQL, {"start": start, "end": end})
+        cursor.execute(HEALTH_SQL, b)
         return {row[0]: row[1:] for row in cursor.fetchall()}
 
 
@@ -46,7 +59,7 @@ class HealthRule:
     kind = AlertKind.GPU_TEMPERATURE
 
     def evaluate(self, now: datetime, open_alerts: list) -> RuleResult:
-        gpus = list(GPU.objects.filter(last_sample_at__gte=now - stale_after()).select_related("node"))
+        gpus = gpu_rows(GPU.objects.filter(last_sample_at__gte=now - stale_after()))
         window = recent_health(now - timedelta(seconds=settings.ALERT_HEALTH_WINDOW_S), now) if gpus else {}
         result = RuleResult()
         for gpu in gpus:
@@ -61,20 +74,20 @@ class HealthRule:
         return result
 
 
-def base(gpu: GPU, kind: AlertKind, title: str, message: str, severity: AlertSeverity, details: dict) -> Finding:
+def base(gpu: GpuRow, kind: AlertKind, title: str, message: str, severity: AlertSeverity, details: dict) -> Finding:
     return Finding(
         key=f"{kind}:{gpu.uuid}",
         kind=kind,
-        title=f"{title} on {gpu.node.hostname} GPU {gpu.index}",
+        title=f"{title} on {gpu.hostname} GPU {gpu.index}",
         message=message,
         severity=severity,
         node_id=gpu.node_id,
         gpu_id=gpu.id,
-        details={"gpu": gpu.uuid, "node": gpu.node.hostname, "index": gpu.index, **details},
+        details={"gpu": gpu.uuid, "node": gpu.hostname, "index": gpu.index, **details},
     )
 
 
-def temperature(gpu: GPU, stats) -> tuple[Finding | None, str]:
+def temperature(gpu: GpuRow, stats) -> tuple[Finding | None, str]:
     limit, minutes = settings.ALERT_TEMP_C, settings.ALERT_HEALTH_WINDOW_S / 60
     if not stats or stats[0] is None:
         return None, ""
@@ -90,7 +103,7 @@ def temperature(gpu: GPU, stats) -> tuple[Finding | None, str]:
     return None, ""
 
 
-def throttling(gpu: GPU, stats) -> tuple[Finding | None, str]:
+def throttling(gpu: GpuRow, stats) -> tuple[Finding | None, str]:
     latest = (gpu.clocks_event_reasons or 0) & THROTTLE_MASK
     if latest:
         names = ", ".join(reasons_names(latest))
@@ -102,7 +115,7 @@ def throttling(gpu: GPU, stats) -> tuple[Finding | None, str]:
     return None, ""
 
 
-def ecc(gpu: GPU, stats) -> tuple[Finding | None, str]:
+def ecc(gpu: GpuRow, stats) -> tuple[Finding | None, str]:
     if gpu.ecc_volatile is None:
         return None, ""
     if gpu.ecc_volatile > 0:

@@ -17,8 +17,9 @@ from monitoring.alerts import clearing, forgotten, stretches
 from monitoring.alerts.attribution import Attribution
 from monitoring.alerts.choices import AlertKind, AlertSeverity, IdleStretchKind
 from monitoring.alerts.findings import Finding, RuleResult
+from monitoring.alerts.gpu_rows import GpuRow, gpu_rows
 from monitoring.alerts.models import Alert
-from monitoring.alerts.policies import PolicyBook, Thresholds
+from monitoring.alerts.policies import Thresholds, policy_book
 from monitoring.alerts.stretches import Sighting
 from monitoring.alerts.windows import (
     WindowStats,
@@ -38,7 +39,7 @@ MOMENT = timedelta(seconds=1)
 class Candidate:
     """A process in a GPU's latest state, with its owner and the thresholds that apply to it."""
 
-    gpu: GPU
+    gpu: GpuRow
     process: dict
     owner_id: int | None
     project_id: int | None
@@ -65,17 +66,17 @@ class Candidate:
         return memory is not None and memory >= self.limits.min_memory_mib
 
 
-def load_gpus(open_alerts: list[Alert]) -> list[GPU]:
+def load_gpus(open_alerts: list[Alert]) -> list[GpuRow]:
     open_gpu_ids = {a.gpu_id for a in open_alerts if a.gpu_id}
-    return list(GPU.objects.filter(~Q(processes=[]) | Q(id__in=open_gpu_ids)).select_related("node"))
+    return gpu_rows(GPU.objects.filter(~Q(processes=[]) | Q(id__in=open_gpu_ids)))
 
 
-def candidates_of(gpus: list[GPU], now: datetime) -> list[Candidate]:
+def candidates_of(gpus: list[GpuRow], now: datetime) -> list[Candidate]:
     fresh = [g for g in gpus if g.last_sample_at and g.last_sample_at >= now - stale_after()]
     processes = [(gpu, p) for gpu in fresh for p in gpu.processes or [] if p.get("pid") is not None]
     owners = ProcessOwners(p for _, p in processes)
     uses = Attribution({g.id for g, _ in processes}, {u.id for u in owners.users()}, now - MOMENT, now)
-    book = PolicyBook()
+    book = policy_book()
     found = []
     for gpu, process in processes:
         owner = owners.of(process)
@@ -127,13 +128,13 @@ def judge(candidates: list[Candidate], now: datetime) -> dict[str, tuple[WindowS
     return verdicts
 
 
-def reports_until(gpu: GPU, now: datetime) -> bool:
+def reports_until(gpu: GpuRow, now: datetime) -> bool:
     """The GPU's samples reach the end of the window (a GPU that stopped inside it is "no data", not idle)."""
     return gpu.last_sample_at is not None and now - gpu.last_sample_at <= head_slack()
 
 
 def judge_window(group: list[Candidate], start: datetime, now: datetime) -> dict:
-    gpu_stats = gpu_util_windows(sorted({c.gpu.id for c in group}), start, now)
+    gpu_stats = gpu_util_windows(sorted({c.gpu.id for c in group}), start, now, busy_enough(group))
     # Only a GPU shared by several processes needs each one's own SM share: alone, a process is its GPU's load.
     shared = [c for c in group if busy_gpu(c, gpu_stats) and c.process.get("sm_util") is not None and shares(c)]
     process_stats = process_sm_windows([(c.gpu.id, c.pid) for c in shared], start, now)
@@ -178,6 +179,20 @@ def held_memory_throughout(group: list[Candidate], verdicts: dict, start: dateti
     return verdicts
 
 
+def busy_enough(group: list[Candidate]) -> dict[int, float]:
+    """GPU id → the utilization past which none of its processes can be idle (each is judged by its GPU).
+
+    A GPU with a process that would be judged by its own SM share is left out: its GPU being busy says nothing.
+    """
+    found: dict[int, float] = {}
+    own_share = set()
+    for c in group:
+        if c.process.get("sm_util") is not None and shares(c):
+            own_share.add(c.gpu.id)
+        found[c.gpu.id] = max(found.get(c.gpu.id, 0.0), c.limits.max_util_pct)
+    return {gpu_id: limit for gpu_id, limit in found.items() if gpu_id not in own_share}
+
+
 def shares(candidate: Candidate) -> bool:
     return len(candidate.gpu.processes or []) > 1
 
@@ -189,7 +204,7 @@ def busy_gpu(candidate: Candidate, gpu_stats: dict[int, WindowStats]) -> bool:
 
 def finding(c: Candidate, stats: WindowStats, basis: str, now: datetime) -> Finding:
     p, gpu, limits = c.process, c.gpu, c.limits
-    where = f"{gpu.node.hostname} GPU {gpu.index}"
+    where = f"{gpu.hostname} GPU {gpu.index}"
     memory = p.get("mem_used_mib") or 0
     name = p.get("name") or "process"
     what = "the GPU" if basis == "gpu" else "its own SM share"
@@ -210,7 +225,7 @@ def finding(c: Candidate, stats: WindowStats, basis: str, now: datetime) -> Find
         gpu_id=gpu.id,
         details={
             "gpu": gpu.uuid,
-            "node": gpu.node.hostname,
+            "node": gpu.hostname,
             "index": gpu.index,
             "pid": c.pid,
             "os_user": p.get("user") or "",
