@@ -3,11 +3,13 @@
     SECRET_KEY=dev DATABASE_URL=... python bench/ingest_checks.py [--frames 2000] [--turns 5]
 
 One 8-GPU frame as bench/ingest.py's load generator sends it (the shipped cadence: slow fields in one
-frame of 30, and a frame with every field). "on" is the server's path: the per-node limit, parsing with
-the depth and length walk, and the per-sample checks with the storable-text test. "off" is the same
-without the hardening: plain json.loads, no limit, no shape walk, no text test. Reported: best turn's
-µs per frame for each and their difference; set it against the server's CPU per frame from
-bench/ingest.py in the same session (CPU ms per 1,000 samples × 8 / 1,000).
+frame of 30, and a frame with every field). "on" is the server's path (monitoring/ingest/consumer.py):
+the per-node limit, parsing with the depth and length limits (the pre-scan, and the walk where it cannot
+decide), and the per-sample checks with the storable-text test. "off" is the same without the hardening:
+plain json.loads, no limit, no depth or length check, no text test. Reported: best turn's CPU µs per
+frame for each (this process's CPU time: waiting for a core on a shared machine is left out) and their
+difference, then the parts timed alone; set it against the server's CPU per frame from bench/ingest.py
+in the same session (CPU ms per 1,000 samples × 8 / 1,000).
 """
 
 import argparse
@@ -18,6 +20,7 @@ from unittest import mock
 from django.conf import settings
 from ingest import GPUS, LoadAgent  # bench/ is on the path; sets Django up
 
+from monitoring.agent import jsontext
 from monitoring.ingest import validation
 from monitoring.ingest.limits import RateLimit
 
@@ -32,15 +35,16 @@ def frames() -> tuple[dict[str, str], list[str]]:
 def on(text: str, gpus: set[str], limit: RateLimit) -> None:
     assert limit.over(len(text)) is None
     frame = validation.parse(text, None, settings.AGENT_MAX_FRAME_BYTES)
-    assert validation.check_samples(frame, gpus, time.time()).refused is None
+    texts_storable = jsontext.storable_json(text)
+    assert validation.check_samples(frame, gpus, time.time(), texts_storable).refused is None
 
 
 def best_us(variant, text: str, gpus: set[str], count: int) -> float:
     limit = RateLimit(1e9, 1e12, 1.0)
-    started = time.perf_counter()
+    started = time.process_time()
     for _ in range(count):
         variant(text, gpus, limit)
-    return (time.perf_counter() - started) / count * 1e6
+    return (time.process_time() - started) / count * 1e6
 
 
 def main() -> None:
@@ -50,7 +54,7 @@ def main() -> None:
     args = parser.parse_args()
     texts, uuids = frames()
     gpus = set(uuids)
-    print(f"{GPUS}-GPU frame, best of {args.turns} alternated turns x {args.frames} frames")
+    print(f"{GPUS}-GPU frame, CPU time, best of {args.turns} alternated turns x {args.frames} frames")
     print("frame | checks on µs | off µs | hardening µs per frame")
     for name, text in texts.items():
         results = {"on": [], "off": []}
@@ -60,6 +64,32 @@ def main() -> None:
                 results["off"].append(best_us(plain, text, gpus, args.frames))
         best_on, best_off = min(results["on"]), min(results["off"])
         print(f"{name} ({len(text):,} chars) | {best_on:.1f} | {best_off:.1f} | {best_on - best_off:.1f}")
+    print("part, timed alone | µs per frame (best turn)")
+    for part, call in parts(texts["shipped cadence"]).items():
+        print(f"{part} | {min(alone_us(call, args.frames) for _ in range(args.turns)):.1f}")
+
+
+def alone_us(call, count: int) -> float:
+    started = time.process_time()
+    for _ in range(count):
+        call()
+    return (time.process_time() - started) / count * 1e6
+
+
+def parts(text: str) -> dict:
+    """The hardening's pieces on one shipped-cadence frame, each alone."""
+    value = json.loads(text)
+    strings = [p[key] for s in value["samples"] for p in s["processes"] for key in validation.TEXT_LIMITS]
+    limit = RateLimit(1e9, 1e12, 1.0)
+    depth, length = jsontext.MAX_DEPTH, jsontext.MAX_STRING_CHARS
+    return {
+        "json.loads (not hardening; for scale)": lambda: json.loads(text),
+        "walk over the parsed frame (check_shape)": lambda: jsontext.check_shape(value, depth, length),
+        "pre-scan of the text (within_limits)": lambda: jsontext.within_limits(text, depth, length),
+        f"text test of each of the {len(strings)} process strings": lambda: [jsontext.text_problem(s) for s in strings],
+        "text test of the whole text (storable_json)": lambda: jsontext.storable_json(text),
+        "per-node limit (RateLimit.over)": lambda: limit.over(len(text)),
+    }
 
 
 def plain(text: str, gpus: set[str], limit: RateLimit) -> None:

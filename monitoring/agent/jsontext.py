@@ -5,6 +5,11 @@ thousand deep or carrying a megabyte-long key is refused with a reason instead o
 interpreter's stack; it sits in the agent package because that one is free of Django and ships alone.
 `text_problem` is the one definition of text PostgreSQL can store: no NUL character and no lone
 surrogate (Python decodes undecodable bytes, as in a command line, to lone surrogates).
+
+Every agent frame passes here, so the limits cost little in the usual case: a pre-scan of the raw text
+(`within_limits`, a few C-level passes) proves most frames shallow and short, and only the others are
+walked value by value (`check_shape`); `storable_json` likewise clears a whole text of NUL and lone
+surrogates at once, so its strings need no test one by one.
 """
 
 import json
@@ -33,8 +38,41 @@ def loads(text: str, max_depth: int = MAX_DEPTH, max_string: int = MAX_STRING_CH
         raise JsonTextError("too_deep", f"JSON nested deeper than {max_depth} levels") from None
     except ValueError as exc:
         raise JsonTextError("not_json", f"not JSON: {exc}") from None
-    check_shape(value, max_depth, max_string)
+    if not within_limits(text, max_depth, max_string):
+        check_shape(value, max_depth, max_string)
     return value
+
+
+# What the pre-scan deletes from a text: every byte but a quote and the four brackets.
+_NOT_MARKS = bytes(b for b in range(256) if b not in b'"[]{}')
+_LEAVES = (b"{}", b"[]")
+
+
+def within_limits(text: str, max_depth: int, max_string: int) -> bool:
+    """True when a JSON text (one json.loads accepted) holds no container deeper than max_depth and no string
+    longer than max_string; False when only check_shape can tell. Never True for a text over either limit.
+
+    A string is shorter than its JSON text, so a short text holds no long one. For the depth: with escaped
+    backslashes and then escaped quotes dropped, every quote left opens or closes a string. Keeping only
+    quotes and brackets, a string without a bracket becomes an empty pair (""); when every quote is in
+    such a pair (counted from the left, as str.count does), no string holds a bracket, and the brackets
+    are exactly the structure's. Each pass that deletes the empty containers of one kind ("{}" or "[]")
+    lowers the nesting by at most one, so brackets gone within max_depth passes prove the depth. A
+    bracket inside a string, or deeper nesting, means False.
+    """
+    if len(text) > max_string:
+        return False
+    if "\\" in text:
+        text = text.replace("\\\\", "").replace('\\"', "")
+    marks = text.encode("utf-8", "surrogatepass").translate(None, _NOT_MARKS)
+    if marks.count(b'"') != 2 * marks.count(b'""'):
+        return False
+    brackets = marks.translate(None, b'"')
+    for turn in range(max_depth):
+        if not brackets:
+            return True
+        brackets = brackets.replace(_LEAVES[turn % 2], b"")
+    return not brackets
 
 
 def check_shape(value: object, max_depth: int, max_string: int) -> None:
@@ -69,6 +107,17 @@ def text_problem(value: str) -> str | None:
         except UnicodeEncodeError as exc:
             return f"contains a lone surrogate ({value[exc.start]!r} at {exc.start}); send valid UTF-8"
     return None
+
+
+def storable_json(text: str) -> bool:
+    """True when no string in this JSON text (one json.loads accepted) can hold a NUL or a lone surrogate.
+
+    In JSON text either can only come from an escape (\\u0000, \\ud800 to \\udfff: a raw NUL is not JSON), or
+    as itself in a text that is not ASCII. False means: test the strings one by one with text_problem.
+    """
+    if not text.isascii() or "\x00" in text:
+        return False
+    return "\\" not in text or ("\\u0000" not in text and "\\ud" not in text and "\\uD" not in text)
 
 
 def storable(value: str, replacement: str = "\ufffd") -> str:

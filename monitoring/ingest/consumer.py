@@ -24,6 +24,7 @@ from django.utils import timezone
 from fleet.nodes import node_for_token
 from fleet.tokens import hash_token
 from fleet.websocket import EventLoopDispatch
+from monitoring.agent.jsontext import storable_json
 from monitoring.ingest import publish
 from monitoring.ingest.batcher import Link, StoreError, batcher
 from monitoring.ingest.hello import Welcome, accept_hello
@@ -100,7 +101,7 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
             if self.welcome is None:
                 await self.on_first_frame(frame)
             elif frame.get("type") == "samples":
-                await self.on_samples(frame)
+                await self.on_samples(frame, storable_json(text_data))
             elif frame.get("type") == "hello":
                 raise FrameError("unexpected_hello", "hello was already received on this connection")
             elif not isinstance(frame.get("type"), str):
@@ -173,8 +174,8 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
         log.info("a newer connection of %s replaces this one", self.node.hostname)
         await self.close(CLOSE_REPLACED, "replaced by a newer connection of this node")
 
-    async def on_samples(self, frame: dict) -> None:
-        checked = check_samples(frame, self.welcome.gpus.keys(), time.time())
+    async def on_samples(self, frame: dict, texts_storable: bool) -> None:
+        checked = check_samples(frame, self.welcome.gpus.keys(), time.time(), texts_storable)
         samples = [(self.welcome.gpus[sample.uuid], sample) for sample in checked.samples]
         # A frame whose every sample was refused still goes through, empty: its seq is settled for resume_seq.
         item = Frame(self.node.pk, self.hello.session, self.hello.boot_id, checked.seq, samples, self.link)

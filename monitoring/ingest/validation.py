@@ -153,8 +153,12 @@ def number_problem(value: object, low: float | None = None, high: float | None =
     return None
 
 
-def check_samples(frame: dict, known_gpus: set[str], now: float) -> SamplesFrame:
-    """The frame's valid samples; FrameError only when its seq cannot be read."""
+def check_samples(frame: dict, known_gpus: set[str], now: float, texts_storable: bool = False) -> SamplesFrame:
+    """The frame's valid samples; FrameError only when its seq cannot be read.
+
+    texts_storable: the frame's JSON text was cleared whole (jsontext.storable_json), so its strings need
+    no test one by one for a NUL or a lone surrogate.
+    """
     seq = frame.get("seq")
     if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq <= SEQ_MAX:
         raise FrameError("bad_payload", f"seq: a whole number from 0 to {SEQ_MAX} is required")
@@ -165,7 +169,7 @@ def check_samples(frame: dict, known_gpus: set[str], now: float) -> SamplesFrame
     samples, refused = [], []
     for i, raw in enumerate(raw_samples):
         before = len(problems.items)
-        sample = check_sample(raw, f"samples[{i}]", known_gpus, now, problems)
+        sample = check_sample(raw, f"samples[{i}]", known_gpus, now, problems, texts_storable)
         if sample is not None:
             samples.append(sample)
         elif len(refused) < MAX_REFUSED_LISTED:
@@ -179,7 +183,9 @@ def gpu_named(raw: object) -> str | None:
     return gpu[:96] if isinstance(gpu, str) else None
 
 
-def check_sample(raw: object, path: str, known_gpus: set[str], now: float, problems: Problems) -> Sample | None:
+def check_sample(
+    raw: object, path: str, known_gpus: set[str], now: float, problems: Problems, texts_storable: bool
+) -> Sample | None:
     if not isinstance(raw, dict):
         problems.add("bad_payload", path, "an object is required")
         return None
@@ -197,7 +203,7 @@ def check_sample(raw: object, path: str, known_gpus: set[str], now: float, probl
     elif ts < now - PAST_LIMIT_S:
         problems.add("bad_ts", f"{path}.ts", f"{now - ts:.0f} s old; the agent buffer holds {PAST_LIMIT_S:.0f} s")
     values = check_metrics(raw, path, problems)
-    processes = check_processes(raw.get("processes"), f"{path}.processes", now, problems)
+    processes = check_processes(raw.get("processes"), f"{path}.processes", now, problems, texts_storable)
     if len(problems.items) > before:
         return None
     return Sample(uuid, float(ts), values, processes)
@@ -230,7 +236,7 @@ def check_metrics(raw: dict, path: str, problems: Problems) -> tuple:
     return tuple(values)
 
 
-def check_processes(raw: object, path: str, now: float, problems: Problems) -> list[dict] | None:
+def check_processes(raw: object, path: str, now: float, problems: Problems, texts_storable: bool) -> list[dict] | None:
     """None when the agent could not list processes (not the same as an empty list)."""
     if raw is None:
         return None
@@ -240,14 +246,16 @@ def check_processes(raw: object, path: str, now: float, problems: Problems) -> l
     if len(raw) > MAX_PROCESSES:
         problems.add("bad_payload", path, f"more than {MAX_PROCESSES} processes")
         return None
-    checked = [check_process(p, path, i, now, problems) for i, p in enumerate(raw)]
+    checked = [check_process(p, path, i, now, problems, texts_storable) for i, p in enumerate(raw)]
     return [p for p in checked if p is not None]
 
 
 PROCESS_NUMBERS = (("mem_used_mib", 0, 4 * 1024 * 1024), ("sm_util", 0, 100), ("started_at", 0, 1e12))
 
 
-def check_process(raw: object, path: str, index: int, now: float, problems: Problems) -> dict | None:
+def check_process(
+    raw: object, path: str, index: int, now: float, problems: Problems, texts_storable: bool
+) -> dict | None:
     if not isinstance(raw, dict):
         problems.add("bad_payload", f"{path}[{index}]", "an object is required")
         return None
@@ -263,7 +271,8 @@ def check_process(raw: object, path: str, index: int, now: float, problems: Prob
         elif type(value) is not str:
             problems.add("bad_payload", f"{path}[{index}].{key}", "text or null is required")
             continue
-        process[key] = storable_text(value[:limit], f"{path}[{index}].{key}", problems)
+        value = value[:limit]
+        process[key] = value if texts_storable else storable_text(value, f"{path}[{index}].{key}", problems)
     for key, low, high in PROCESS_NUMBERS:
         value = raw.get(key)
         kind = type(value)

@@ -5,7 +5,9 @@ import time
 
 import pytest
 
+from monitoring.models import ProcessSample
 from tests.monitoring.ingest.agents import hello, samples
+from tests.monitoring.ingest.conftest import orm
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -82,3 +84,31 @@ async def test_a_connection_that_failed_leaves_nothing_that_blocks_the_next(agen
     assert await first.close_code() == 4409
     await second.send(samples("gpu-01", 1, time.time() - 5))
     assert await second.receive() == {"type": "ack", "seq": 1}
+
+
+@pytest.mark.parametrize(
+    ("cmdline", "stored"),
+    [
+        ("python train.py --gpus [0,1] --cfg {a: [1]}", True),  # brackets in a string: the walk decides the depth
+        ('python -c "print(\\"x\\")" C:\\temp\\', True),  # escaped quotes and backslashes
+        ("the text \\u0000 and \\ud800", True),  # an escape's text (its backslash escaped), not the character
+        ("étude ünïcode", True),  # sent as \u escapes
+        ("tail \\\u0000", False),  # an escaped backslash, then a real NUL
+        ("tail \\\ud800", False),
+    ],
+    ids=["brackets", "escapes", "escape text", "non-ascii", "nul after backslash", "surrogate after backslash"],
+)
+async def test_text_that_could_fool_the_whole_frame_scans_is_judged_by_its_characters(agents, cmdline, stored):
+    """The server clears most frames' depth and text from the raw JSON at once; the others get every check."""
+    agent = agents()
+    await agent.start(gpus=1)
+    frame = samples("gpu-01", 1, time.time() - 5, gpus=1)
+    frame["samples"][0]["processes"][0]["cmdline"] = cmdline
+    await agent.send(frame)
+    answer = await agent.receive()
+    if stored:
+        assert answer == {"type": "ack", "seq": 1}
+        assert await orm(ProcessSample.objects.values_list("cmdline", flat=True).get)() == cmdline
+    else:
+        assert answer["code"] == "bad_text" and answer["detail"].startswith("samples[0].processes[0].cmdline: "), answer
+        assert await orm(ProcessSample.objects.count)() == 0
