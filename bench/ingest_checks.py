@@ -6,10 +6,11 @@ One 8-GPU frame as bench/ingest.py's load generator sends it (the shipped cadenc
 frame of 30, and a frame with every field). "on" is the server's path (monitoring/ingest/consumer.py):
 the per-node limit, parsing with the depth and length limits (the pre-scan, and the walk where it cannot
 decide), and the per-sample checks with the storable-text test. "off" is the same without the hardening:
-plain json.loads, no limit, no depth or length check, no text test. Reported: best turn's CPU µs per
-frame for each (this process's CPU time: waiting for a core on a shared machine is left out) and their
-difference, then the parts timed alone; set it against the server's CPU per frame from bench/ingest.py
-in the same session (CPU ms per 1,000 samples × 8 / 1,000).
+plain json.loads, no limit, no depth or length check, no text test. "walk" is "on" as it was before the
+pre-scans (monitoring/agent/jsontext.py): every frame walked value by value, every string tested. Reported:
+best turn's CPU µs per frame for each (this process's CPU time: waiting for a core on a shared machine is
+left out) and the hardening's cost (on − off, walk − off), then the parts timed alone; set it against
+the server's CPU per frame from bench/ingest.py in the same session (CPU ms per 1,000 samples × 8 / 1,000).
 """
 
 import argparse
@@ -55,15 +56,23 @@ def main() -> None:
     texts, uuids = frames()
     gpus = set(uuids)
     print(f"{GPUS}-GPU frame, CPU time, best of {args.turns} alternated turns x {args.frames} frames")
-    print("frame | checks on µs | off µs | hardening µs per frame")
+    print("frame | on µs | walk µs | off µs | hardening on − off | walk − off")
     for name, text in texts.items():
-        results = {"on": [], "off": []}
+        results = {"on": [], "walk": [], "off": []}
         for _ in range(args.turns):
             results["on"].append(best_us(on, text, gpus, args.frames))
+            with (
+                mock.patch.object(jsontext, "within_limits", lambda text, depth, length: False),
+                mock.patch.object(jsontext, "storable_json", lambda text: False),
+            ):
+                results["walk"].append(best_us(on, text, gpus, args.frames))
             with mock.patch.object(validation, "storable_text", lambda value, path, problems: value):
                 results["off"].append(best_us(plain, text, gpus, args.frames))
-        best_on, best_off = min(results["on"]), min(results["off"])
-        print(f"{name} ({len(text):,} chars) | {best_on:.1f} | {best_off:.1f} | {best_on - best_off:.1f}")
+        on_us, walk_us, off_us = (min(results[key]) for key in ("on", "walk", "off"))
+        print(
+            f"{name} ({len(text):,} chars) | {on_us:.1f} | {walk_us:.1f} | {off_us:.1f} | {on_us - off_us:.1f} | "
+            f"{walk_us - off_us:.1f}"
+        )
     print("part, timed alone | µs per frame (best turn)")
     for part, call in parts(texts["shipped cadence"]).items():
         print(f"{part} | {min(alone_us(call, args.frames) for _ in range(args.turns)):.1f}")

@@ -1,7 +1,7 @@
 """Blast radius: the ack latency of well-behaved agents alone, then while one node floods garbage, in one run.
 
     DATABASE_URL=... REDIS_URL=... SECRET_KEY=dev \\
-        python bench/ingest_isolation.py [--agents 8] [--rate 10] [--seconds 20] [--flooders 1] \\
+        python bench/ingest_isolation.py [--agents 8] [--rate 10] [--seconds 20] [--flooders 1] [--repeats 1] \\
                                          [--server "uvicorn:--ws-per-message-deflate=true"]
 
 One server process (uvicorn, COPY writer, the shipped per-node limits; --server adds its options). The
@@ -11,7 +11,9 @@ as the connection takes them (not JSON, deep nesting, 1 and 2 MiB of junk, NUL a
 every sample is refused, unknown GPUs). A flooder expects the server to close it (4429 over its node's
 limits) and reconnects 10 ms later, again and again, as a broken agent without backoff would. Reported:
 p50/p99/max ack latency of the good agents in each phase and their ratio, the flood's frames, answers and
-close codes, and that every acked sample is stored.
+close codes, and that every acked sample is stored. --repeats N measures N pairs of phases on the same
+server, in alternating order (alone first, then flooded first), and adds the median of the pairs'
+ratios and differences and their spread: one pair's p99 is mostly the machine's noise.
 """
 
 import argparse
@@ -116,6 +118,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--warmup", type=float, default=3)
     parser.add_argument("--flooders", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=1, help="pairs of phases, in alternating order")
     parser.add_argument("--server", default="uvicorn", help='e.g. "uvicorn:--ws-per-message-deflate=true"')
     parser.add_argument("--logs", default="var/bench")
     args = parser.parse_args()
@@ -130,28 +133,38 @@ def main() -> None:
     url = f"ws://127.0.0.1:{port}/ws/agent/"
     try:
         good = [LoadAgent(n.hostname, t, 32, args.rate) for n, t in nodes[: args.agents]]
-        alone = asyncio.run(phase(url, good, [], args.warmup, args.seconds))
-        for agent in good:  # a fresh session and seqs for phase two
-            agent.seq, agent.base_ts = 0, time.time() - 900
         flooders = [Flooder(LoadAgent(n.hostname, t, 32, 0)) for n, t in nodes[args.agents :]]
-        flooded = asyncio.run(phase(url, good, flooders, args.warmup, args.seconds))
+        pairs = []
+        for turn in range(args.repeats):
+            pair = {}
+            for name in ("alone", "flooded") if turn % 2 == 0 else ("flooded", "alone"):
+                for agent in good:  # a fresh session and seqs (and timestamps past the last phase's) for each phase
+                    agent.seq, agent.base_ts = 0, time.time() - 900
+                flooding = flooders if name == "flooded" else []
+                pair[name] = asyncio.run(phase(url, good, flooding, args.warmup, args.seconds))
+            pairs.append(pair)
         acked = sum(a.acked for a in good) * GPUS
         stored = stored_samples([n.pk for n, _ in nodes[: args.agents]])
     finally:
         process.terminate()
         process.wait(timeout=20)
         remove_nodes(node_ids)
-    flush_ms = settings.INGEST_FLUSH_MS
     print(f"{args.server}: {args.agents} agents x {GPUS} GPUs at {args.rate:g} frames/s, {args.flooders} "
-          f"flooder(s), {args.seconds:g} s per phase, flush interval {flush_ms:g} ms")  # fmt: skip
-    print("phase | ack p50 | ack p99 | max | good acks | flood frames / answers | closes by code")
-    for name, r in (("alone", alone), ("while flooded", flooded)):
-        closes = ", ".join(f"{code}: {n}" for code, n in r["flood_closes"].most_common()) or "-"
-        print(f"{name} | {r['p50']:.1f} ms | {r['p99']:.1f} ms | {r['max']:.0f} ms | {r['acks']} | "
-              f"{r['flood_frames']} / {r['flood_answers']} | {closes}")  # fmt: skip
-    print(f"p50 {flooded['p50'] / alone['p50']:.2f}x (+{flooded['p50'] - alone['p50']:.1f} ms), "
-          f"p99 {flooded['p99'] / alone['p99']:.2f}x (+{flooded['p99'] - alone['p99']:.1f} ms); "
-          f"stored = acked: {stored} = {acked} {'yes' if stored == acked else 'NO'}")  # fmt: skip
+          f"flooder(s), {args.seconds:g} s per phase, {args.repeats} pair(s) of phases, "
+          f"flush interval {settings.INGEST_FLUSH_MS:g} ms")  # fmt: skip
+    print("pair | phase | ack p50 | ack p99 | max | good acks | flood frames / answers | closes by code")
+    for number, pair in enumerate(pairs, 1):
+        for name, r in pair.items():
+            closes = ", ".join(f"{code}: {n}" for code, n in r["flood_closes"].most_common()) or "-"
+            print(f"{number} | {name} | {r['p50']:.1f} ms | {r['p99']:.1f} ms | {r['max']:.0f} ms | {r['acks']} | "
+                  f"{r['flood_frames']} / {r['flood_answers']} | {closes}")  # fmt: skip
+    for key in ("p50", "p99"):
+        ratios = [pair["flooded"][key] / pair["alone"][key] for pair in pairs]
+        extra = [pair["flooded"][key] - pair["alone"][key] for pair in pairs]
+        print(f"{key} flooded/alone: median {statistics.median(ratios):.2f}x (pairs {min(ratios):.2f}x to "
+              f"{max(ratios):.2f}x), median {statistics.median(extra):+.1f} ms (pairs {min(extra):+.1f} to "
+              f"{max(extra):+.1f} ms)")  # fmt: skip
+    print(f"stored = acked: {stored} = {acked} {'yes' if stored == acked else 'NO'}")
 
 
 if __name__ == "__main__":
