@@ -37,7 +37,7 @@ def end_process(reclaim_pk: int) -> str:
     return status
 
 
-def signal_process(reclaim: Reclaim) -> tuple[str, str]:
+def signal_process(reclaim) -> tuple[str, str]:
     try:
         process = psutil.Process(reclaim.pid)
         mismatch = why_not_the_same(process, reclaim)
@@ -66,30 +66,39 @@ def run_of(reclaim: Reclaim) -> Run | None:
 
 def stop_run(reclaim: Reclaim, run: Run) -> tuple[str, str]:
     """A run's process is ended the way a cancel ends it: the whole run is asked to stop (and checkpoints)."""
+    reason = f"Stopped: its GPU sat idle and was reclaimed (alert #{reclaim.alert_id})."
+    return end_with_run(reclaim, run, ask=lambda: ask_to_stop(run, None, reason))
+
+
+def end_with_run(row, run: Run, ask=None) -> tuple[str, str]:
+    """End the process of ``row`` (a Reclaim or a ProcessStop) with its run: once the pid is proven the same
+    process, ``ask`` asks the run to stop (None: it was asked already), then wait for the process to go."""
     try:
-        process = psutil.Process(reclaim.pid)
-        mismatch = why_not_the_same(process, reclaim)
+        process = psutil.Process(row.pid)
+        mismatch = why_not_the_same(process, row)
     except psutil.NoSuchProcess:
-        return ReclaimStatus.GONE, f"No process with pid {reclaim.pid} was running."
+        return ReclaimStatus.GONE, f"No process with pid {row.pid} was running."
     if mismatch:
         return ReclaimStatus.MISMATCH, mismatch
-    try:
-        ask_to_stop(run, None, f"Stopped: its GPU sat idle and was reclaimed (alert #{reclaim.alert_id}).")
-    except CancelRefused:
-        pass  # it ended meanwhile
+    if ask is not None:
+        try:
+            ask()
+        except CancelRefused:
+            pass  # it ended meanwhile
     if wait_gone(process, settings.RUN_CANCEL_GRACE_S + RUN_STOP_MARGIN_S):
         return ReclaimStatus.TERMINATED, ""
-    return ReclaimStatus.FAILED, f"Run #{run.pk} was asked to stop, but pid {reclaim.pid} is still running."
+    return ReclaimStatus.FAILED, f"Run #{run.pk} was asked to stop, but pid {row.pid} is still running."
 
 
-def why_not_the_same(process: psutil.Process, reclaim: Reclaim) -> str:
-    """Why this pid is not (provably) the idle process any more; empty when it is."""
+def why_not_the_same(process: psutil.Process, reclaim) -> str:
+    """Why this pid is not (provably) the process asked for any more (a Reclaim's or a ProcessStop's); empty
+    when it is."""
     if reclaim.process_started_at is None and not reclaim.cmdline:
         return "Neither a start time nor a command line was reported; the process cannot be identified."
     if reclaim.process_started_at is not None:
         drift = abs(process.create_time() - reclaim.process_started_at.timestamp())
         if drift > START_TIME_TOLERANCE_S:
-            return f"pid {reclaim.pid} now belongs to a process started {drift:.0f} s apart from the idle one."
+            return f"pid {reclaim.pid} now belongs to a process started {drift:.0f} s apart from the one asked for."
     if reclaim.cmdline and " ".join(process.cmdline()).split() != reclaim.cmdline.split():
         return f"pid {reclaim.pid} now runs {' '.join(process.cmdline())!r}, not {reclaim.cmdline!r}."
     if reclaim.os_user and process.username() != reclaim.os_user:

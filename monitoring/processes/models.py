@@ -21,6 +21,14 @@ class ProcessStop(models.Model):
     )
     os_user = models.CharField(max_length=64, blank=True)
     pid = models.PositiveIntegerField()
+    run = models.ForeignKey(
+        "training.Run",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The fleet run the process belonged to: the whole run was asked to stop, as a cancel does.",
+    )
     cmdline = models.TextField(blank=True)
     process_started_at = models.DateTimeField(null=True, blank=True)
     grace_s = models.FloatField(help_text="Seconds between SIGTERM and SIGKILL: the grace of a run's cancel.")

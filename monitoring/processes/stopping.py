@@ -1,8 +1,12 @@
 """Ending one GPU process on request: checked here, carried out by the node worker like a run's cancel.
 
 The owner is whoever fleet/owners.py says owns the process; a researcher may end their own processes, an
-admin any. The node worker checks the pid still names the same process (start time, command line, OS
-user) before it sends SIGTERM, then SIGKILL after RUN_CANCEL_GRACE_S, the grace a cancelled run gets.
+admin any. A process of a fleet run (the ingest believed its claim, monitoring/ingest/claims.py) is not
+ended alone: ending one rank would leave the others to crash. The whole run is asked to stop here, at
+once, exactly as its Cancel does (training/cancel.py: SIGTERM to every process, a checkpoint, SIGKILL
+after RUN_CANCEL_GRACE_S), and the node worker only waits for the process to go. Any other process: the
+node worker checks the pid still names the same process (start time, command line, OS user) before it
+sends SIGTERM, then SIGKILL after RUN_CANCEL_GRACE_S, the grace a cancelled run gets.
 """
 
 from datetime import UTC, datetime
@@ -14,18 +18,26 @@ from django.utils import timezone
 
 from fleet.celery import node_queue
 from fleet.models import GPU
-from fleet.owners import ProcessOwners
+from fleet.owners import ProcessOwners, believed_run
 from monitoring.alerts.choices import ReclaimStatus
-from monitoring.alerts.reclaim import signal_process
+from monitoring.alerts.reclaim import RUN_STOP_MARGIN_S, end_with_run, signal_process
 from monitoring.processes.models import ProcessStop
+from training.cancel import CancelRefused, ask_to_stop
+from training.choices import RunStatus
+from training.models import Run
 
 
 class StopRefused(Exception):
-    """The process cannot be ended by this user; `forbidden` tells a permission refusal from a missing one."""
+    """The process cannot be ended by this user: ``status`` is 403 (not theirs), 404 (no such process) or 409
+    (it is not the run the request expected)."""
 
-    def __init__(self, message: str, forbidden: bool = False):
+    def __init__(self, message: str, status: int = 404):
         super().__init__(message)
-        self.forbidden = forbidden
+        self.status = status
+
+    @property
+    def forbidden(self) -> bool:
+        return self.status == 403
 
 
 def reported_process(gpu: GPU, pid: int) -> dict | None:
@@ -38,19 +50,51 @@ def owner_of(process: dict):
     return ProcessOwners([process]).of(process)
 
 
-def request_stop(user, gpu_uuid: str, pid: int) -> ProcessStop:
-    """Record the request and hand it to the node's worker after commit; refuse what this user may not end."""
+def unfinished_run_of(process: dict) -> Run | None:
+    """The fleet run this process belongs to while that run is still going (a finished run's leftover is
+    just a process)."""
+    run_id = believed_run(process)
+    if run_id is None:
+        return None
+    return Run.objects.filter(pk=run_id, status__in=RunStatus.unfinished()).first()
+
+
+def run_process_count(run_id: int) -> int:
+    """How many processes of the run the fleet's GPUs report now (one process on several GPUs counts once)."""
+    seen = set()
+    for gpu in GPU.objects.filter(processes__contains=[{"run": run_id}]).select_related("node"):
+        seen.update((gpu.node.hostname, p.get("pid")) for p in gpu.processes if believed_run(p) == run_id)
+    return len(seen)
+
+
+def request_stop(user, gpu_uuid: str, pid: int, expected_run: int | None = None) -> ProcessStop:
+    """Record the request and hand it to the node's worker after commit; refuse what this user may not end.
+
+    For a running run's process, the run is asked to stop now, as its Cancel would. ``expected_run`` is the
+    run the asker was shown (the page's confirmation names it): a pid that belongs to another run or to none
+    now is refused. A finished run's leftover process is ended alone, like any other.
+    """
     gpu = GPU.objects.select_related("node").filter(uuid=gpu_uuid).first()
     process = reported_process(gpu, pid) if gpu else None
     if process is None:
         raise StopRefused(f"No process {pid} is running on GPU {gpu_uuid} now.")
     owner = owner_of(process)
     if not (user.is_staff or (owner is not None and owner.pk == user.pk)):
-        raise StopRefused("Only the owner of a process or an admin may end it.", forbidden=True)
+        raise StopRefused("Only the owner of a process or an admin may end it.", status=403)
+    claimed = believed_run(process)
+    if expected_run is not None and claimed != expected_run:
+        now = f"run #{claimed}'s" if claimed else "no run's"
+        raise StopRefused(f"Process {pid} is {now} now, not run #{expected_run}'s: nothing was ended.", status=409)
+    run = unfinished_run_of(process)
     with transaction.atomic():
         pending = ProcessStop.objects.filter(gpu=gpu, pid=pid, status=ReclaimStatus.REQUESTED).first()
         if pending:
             return pending
+        if run is not None:
+            try:
+                ask_to_stop(run, user, stop_reason(user, gpu, pid))
+            except CancelRefused:
+                run = None  # it ended meanwhile: what is left is a process like any other
         stop = ProcessStop.objects.create(
             requested_by=user,
             node=gpu.node,
@@ -58,6 +102,7 @@ def request_stop(user, gpu_uuid: str, pid: int) -> ProcessStop:
             owner=owner,
             os_user=process.get("user") or "",
             pid=pid,
+            run=run,
             cmdline=process.get("cmdline") or "",
             process_started_at=started(process),
             grace_s=settings.RUN_CANCEL_GRACE_S,
@@ -65,6 +110,12 @@ def request_stop(user, gpu_uuid: str, pid: int) -> ProcessStop:
         queue = node_queue(gpu.node.hostname)
         transaction.on_commit(lambda: stop_process.apply_async(args=[stop.pk], queue=queue))
     return stop
+
+
+def stop_reason(user, gpu: GPU, pid: int) -> str:
+    """The run's end message, as a cancel's ("Cancelled by alice.") with where it was asked from."""
+    where = f"{gpu.node.hostname} GPU {gpu.index}"
+    return f"Cancelled by {user.get_username()} from the process table (End on pid {pid}, {where})."
 
 
 def started(process: dict) -> datetime | None:
@@ -78,16 +129,20 @@ def end_requested(stop_pk: int) -> str:
         signalled_at=timezone.now()
     ):
         return "claimed elsewhere"
-    stop = ProcessStop.objects.get(pk=stop_pk)
+    stop = ProcessStop.objects.select_related("run").get(pk=stop_pk)
     try:
-        status, error = signal_process(stop)
+        # A run's process: its run was asked to stop with the request; wait for the process to go with it.
+        status, error = end_with_run(stop, stop.run) if stop.run is not None else signal_process(stop)
     except Exception as exc:  # whatever happens, the row says how it ended
         status, error = ReclaimStatus.FAILED, f"{type(exc).__name__}: {exc}"
     ProcessStop.objects.filter(pk=stop_pk).update(status=status, error=error, finished_at=timezone.now())
     return status
 
 
-@shared_task(name="monitoring.tasks.stop_process", ignore_result=True, soft_time_limit=settings.RUN_CANCEL_GRACE_S + 60)
+TIME_LIMIT_S = settings.RUN_CANCEL_GRACE_S + RUN_STOP_MARGIN_S + 60
+
+
+@shared_task(name="monitoring.tasks.stop_process", ignore_result=True, soft_time_limit=TIME_LIMIT_S)
 def stop_process(stop_pk: int) -> str:
     """Runs on the node worker (queue node.<hostname>): end one process a researcher or an admin asked to end."""
     return end_requested(stop_pk)

@@ -6,6 +6,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from monitoring.live.state import fleet_payload
+from monitoring.processes.api import describe
 from monitoring.processes.stopping import StopRefused, request_stop
 
 
@@ -24,16 +25,15 @@ def processes(request):
 @require_POST
 def stop(request):
     pid = request.POST.get("pid", "")
-    if not pid.isdigit() or not request.POST.get("gpu"):
+    run = request.POST.get("run", "")
+    if not pid.isdigit() or not request.POST.get("gpu") or (run and not run.isdigit()):
         return HttpResponseBadRequest("Give the GPU's UUID and the process id.")
     try:
-        ended = request_stop(request.user, request.POST["gpu"], int(pid))
+        ended = request_stop(request.user, request.POST["gpu"], int(pid), int(run) if run else None)
     except StopRefused as refused:
         if refused.forbidden:
             return HttpResponseForbidden(str(refused))
         messages.error(request, str(refused))
     else:
-        messages.success(
-            request, f"Asked {ended.node.hostname} to end pid {ended.pid} ({ended.cmdline or 'no command'})."
-        )
+        messages.success(request, describe(ended))
     return redirect("monitoring:processes")

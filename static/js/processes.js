@@ -1,6 +1,7 @@
 // The Processes page: every GPU process of the fleet, live; sorted by any column, filtered by user, node
 // and model. The owner comes from the server (fleet/owners.py); the End button appears where the viewer
-// may use it (their own processes, or any for an admin), and the server checks again.
+// may use it (their own processes, or any for an admin), and the server checks again. End on a running
+// run's process stops the whole run (monitoring/processes/stopping.py).
 "use strict";
 
 (() => {
@@ -92,11 +93,26 @@
     return tr;
   }
 
-  function end(r) {
+  // How many processes of a run the fleet reports (one process on several GPUs counts once).
+  function runProcessCount(run) {
+    return new Set(rows().filter((x) => x.run === run).map((x) => `${x.node}\u0000${x.p.pid}`)).size;
+  }
+
+  // A run's process is not ended alone (its other ranks would crash): the server stops the whole run, as
+  // Cancel does, so the confirmation says so.
+  function confirmation(r) {
     const what = `pid ${r.p.pid} (${r.command}) of ${r.owner || "an unknown user"} on ${r.node} GPU ${r.index}`;
-    if (!confirm(`End ${what}? It gets SIGTERM, then SIGKILL after the grace period.`)) return;
+    if (!r.run) return `End ${what}? It gets SIGTERM, then SIGKILL after the grace period.`;
+    const n = runProcessCount(r.run);
+    return `End ${what}: this ends run #${r.run} (${n} process${n === 1 ? "" : "es"}), as Cancel does: ` +
+      "SIGTERM (built-in workloads save a checkpoint), then SIGKILL after the grace period. Go on?";
+  }
+
+  function end(r) {
+    if (!confirm(confirmation(r))) return;
     stopForm.elements.gpu.value = r.gpu.uuid;
     stopForm.elements.pid.value = String(r.p.pid);
+    stopForm.elements.run.value = r.run ? String(r.run) : "";
     stopForm.submit();
   }
 

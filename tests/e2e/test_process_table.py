@@ -95,3 +95,32 @@ def test_a_new_process_appears_live_and_end_shows_only_on_the_viewers_own(page, 
 def test_an_admin_may_end_any_process(page, asgi_server, fleet):
     open_table(page, asgi_server, "root")
     expect(page.locator("[data-process-rows] [data-end]")).to_have_count(3)
+
+
+def test_end_on_a_runs_process_says_it_ends_the_whole_run(page, asgi_server, cast, gpu_models):
+    from training.models import Run
+
+    run = Run.objects.create(owner=cast["owner"], name="ddp", workload="digits_cnn", strategy="ddp")
+    ago = timezone.now() - timedelta(minutes=5)
+    ranks = [process(200 + i, "alice", 2000, 80, ago, cmdline="python -m digits_cnn") for i in range(2)]
+    for index, rank in enumerate(ranks):
+        gpu_on("gpu-pt-03", index, "H100 SXM", [{**rank, "run": run.pk}])  # as the ingest stores a believed claim
+    gpu_on("gpu-pt-03", 2, "H100 SXM", [process(300, "alice", 1000, 10, ago, cmdline="python notebook.py")])
+    log_in(page, asgi_server, "alice")
+    page.goto(asgi_server.url + "/processes/")
+    expect(page.locator("[data-process-rows] tr")).to_have_count(3)
+    said = []
+
+    def dismiss(dialog):
+        said.append(dialog.message)
+        dialog.dismiss()  # nothing is sent
+
+    page.on("dialog", dismiss)
+    page.click("tr[data-pid='201'] [data-end]")
+    page.click("tr[data-pid='300'] [data-end]")
+
+    expect(page.locator("[data-process-rows] tr")).to_have_count(3)
+    assert f"this ends run #{run.pk} (2 processes)" in said[0], said
+    assert "this ends run" not in said[1] and said[1].startswith("End pid 300"), said
+    run.refresh_from_db()
+    assert run.cancel_requested_at is None

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import psutil
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from fleet.models import OsAccount
@@ -109,3 +110,23 @@ def test_a_process_the_fleet_started_belongs_to_its_runs_owner(cast, gpu_with_sl
     response = ask_to_end(cast["owner"], gpu_with_sleeper, sleeper.pid)
     assert response.status_code == 403  # the OS account is alice's, but the run is bob's
     assert not ProcessStop.objects.exists()
+
+
+def test_a_finished_runs_leftover_process_is_ended_alone(
+    cast, gpu_with_sleeper, sleeper, django_capture_on_commit_callbacks
+):
+    from training.choices import RunStatus
+    from training.models import Run
+
+    run = Run.objects.create(owner=cast["owner"], name="done", workload="digits_cnn", strategy="single")
+    Run.objects.filter(pk=run.pk).update(status=RunStatus.SUCCEEDED, finished_at=timezone.now())
+    gpu_with_sleeper.processes[0]["run"] = run.pk
+    gpu_with_sleeper.save(update_fields=["processes"])
+
+    with django_capture_on_commit_callbacks(execute=False):
+        response = ask_to_end(cast["owner"], gpu_with_sleeper, sleeper.pid)
+
+    assert response.status_code == 202 and response.json()["run"] is None
+    assert response.json()["detail"].startswith("Asked ")
+    run.refresh_from_db()
+    assert run.cancel_requested_at is None and run.status == RunStatus.SUCCEEDED
