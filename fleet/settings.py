@@ -313,6 +313,10 @@ NOTIFY_RETRY_BASE_S = env_float("NOTIFY_RETRY_BASE_S", default=30.0, minimum=0.0
 # NOTIFY_HELD_CHECK_S seconds (monitoring/notify/held.py).
 NOTIFY_DIGEST_HOUR = int(env_choice("NOTIFY_DIGEST_HOUR", default="8", choices=tuple(str(h) for h in range(24))))
 NOTIFY_HELD_CHECK_S = env_float("NOTIFY_HELD_CHECK_S", default=60.0, minimum=1.0)
+# Alerts of one run and rule that change the same way within this many seconds of the first are told as
+# one notification per person and channel, whose email or webhook message waits for the window to close
+# (monitoring/notify/grouping.py); 0 groups only the alerts of one evaluation.
+NOTIFY_GROUP_WINDOW_S = env_float("NOTIFY_GROUP_WINDOW_S", default=300.0, minimum=0.0)
 
 CELERY_BEAT_SCHEDULE |= {
     "alerts-evaluate": {

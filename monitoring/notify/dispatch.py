@@ -3,6 +3,7 @@
 from celery import shared_task
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from monitoring.alerts import silences
@@ -117,9 +118,10 @@ def start_delivery(notification_pks: list[int]) -> None:
             "pk", flat=True
         )
     )
-    held = set(
-        Notification.objects.filter(pk__in=notification_pks, deliver_after__isnull=False).values_list("pk", flat=True)
+    waiting = Notification.objects.filter(pk__in=notification_pks).filter(
+        Q(deliver_after__isnull=False) | Q(group_until__isnull=False) & ~Q(transport=TransportKind.IN_APP)
     )
+    held = set(waiting.values_list("pk", flat=True))  # for a digest, quiet hours or their group's window
     for pk in [pk for pk in notification_pks if pk not in held]:  # held ones: monitoring/notify/held.py
         if pk in inapp:
             deliver(pk)  # a row and a group message: cheap enough to do right here

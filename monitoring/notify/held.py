@@ -4,7 +4,9 @@ Beat runs `send_held_notifications` every NOTIFY_HELD_CHECK_S. A group is claime
 compare-and-set as a single delivery (processed is set under a row lock that others skip), so two
 workers never send it twice; a transient failure releases the claim and holds the group again after a
 backoff. A digest channel whose period has closed also lists its person's underused GPUs
-(monitoring/notify/underused.py), and goes out for them alone when no alert update is held.
+(monitoring/notify/underused.py), and goes out for them alone when no alert update is held. An email
+or webhook message that waited for its run's other alerts to join it (monitoring/notify/grouping.py)
+goes on its own once its window has closed; its retries are Celery's, like any immediate delivery.
 """
 
 from collections import defaultdict
@@ -18,8 +20,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from monitoring.notify import digests, underused
-from monitoring.notify.choices import Delivery, NotificationStatus
-from monitoring.notify.deliver import backoff
+from monitoring.notify.choices import Delivery, NotificationStatus, TransportKind
+from monitoring.notify.deliver import backoff, deliver, deliver_notification
 from monitoring.notify.models import Notification, NotificationPreference, Webhook
 from monitoring.notify.timing import zone_of
 from monitoring.notify.transports import TransportError, transport_for
@@ -103,10 +105,25 @@ def failed(notes: list[Notification], exc: TransportError, now: datetime) -> str
     return NotificationStatus.PENDING
 
 
+def send_grouped(now: datetime) -> int:
+    """First delivery of each message whose group window has closed; the number sent."""
+    closed = Notification.objects.filter(
+        processed=None, status=NotificationStatus.PENDING, deliver_after=None, group_until__lte=now, attempts=0
+    ).exclude(transport=TransportKind.IN_APP)  # in-app ones were delivered at once; they only took joiners
+    sent = 0
+    for pk in closed.order_by("created", "id").values_list("pk", flat=True):
+        outcome = deliver(pk)
+        if outcome.retry_in is not None:
+            deliver_notification.apply_async((pk,), countdown=outcome.retry_in)
+        sent += outcome.status == NotificationStatus.SENT
+    return sent
+
+
 def send_held(now: datetime | None = None) -> int:
-    """Send every group that is due; the number of groups sent."""
+    """Send every group that is due and every message whose group has closed; the number of messages sent."""
     now = now or timezone.now()
-    return sum(send_group(channel, pks, now) == NotificationStatus.SENT for channel, pks in due_groups(now).items())
+    held = sum(send_group(channel, pks, now) == NotificationStatus.SENT for channel, pks in due_groups(now).items())
+    return held + send_grouped(now)
 
 
 @shared_task(name="monitoring.tasks.send_held_notifications", ignore_result=True)

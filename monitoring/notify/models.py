@@ -119,6 +119,11 @@ class Notification(models.Model):
     deliver_after = models.DateTimeField(
         null=True, blank=True, help_text="Held for a digest or past quiet hours until then (monitoring/notify/held.py)."
     )
+    group_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Alerts of the same run and change join it until then; its email or webhook message waits for it.",
+    )
     also = ArrayField(
         models.IntegerField(),
         default=list,
@@ -147,6 +152,11 @@ class Notification(models.Model):
                 fields=["user"],
                 condition=Q(transport=TransportKind.IN_APP, read_at__isnull=True),
                 name="notification_unread",
+            ),
+            models.Index(
+                fields=["group_until"],
+                condition=Q(processed__isnull=True, deliver_after__isnull=True, group_until__isnull=False),
+                name="notification_grouping",
             ),
         ]
 

@@ -51,6 +51,7 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
             NOTIFY_MAX_RETRIES="3",
             WEBHOOK_TIMEOUT_S="3",
             WEBHOOK_ALLOWED_NETWORKS="127.0.0.1/32",  # the tests' receivers listen there
+            NOTIFY_GROUP_WINDOW_S="3",  # a run's grouped email waits this long (tests set the same in-process)
         )
         worker = CeleryWorker(["default", node_queue(NODE)], env, tmp_path_factory.mktemp("worker") / "worker.log")
     yield worker
