@@ -233,7 +233,33 @@ class ReclaimExemption(models.Model):
         return f"Exempt from reclaim: {subject}"
 
 
-class Reclaim(models.Model):
+class EndedProcess(models.Model):
+    """What ending one GPU process on its node records: the process as its GPU reported it (the node worker
+    checks the pid still names it before it signals, monitoring/alerts/reclaim.py), when it was signalled and
+    how it ended. Idle reclaim (``Reclaim``) and the process table's End (``ProcessStop``) share it; each adds
+    why it was asked, its node, GPU and owner (their reverse names differ) and its grace (an idle process's
+    whole seconds, a run cancel's seconds), so that sharing them changes no table and needs no migration."""
+
+    os_user = models.CharField(max_length=64, blank=True)
+    pid = models.PositiveIntegerField()
+    cmdline = models.TextField(blank=True)
+    process_started_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=ReclaimStatus.choices, default=ReclaimStatus.REQUESTED)
+    requested_at = models.DateTimeField(default=timezone.now)
+    signalled_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-requested_at"]
+
+    @property
+    def status_colour(self) -> str:
+        return ReclaimStatus(self.status).colour
+
+
+class Reclaim(EndedProcess):
     """Ending one idle process: who owned it, what it was, when it was signalled and how it ended."""
 
     alert = models.ForeignKey(Alert, on_delete=models.CASCADE, related_name="reclaims")
@@ -242,27 +268,13 @@ class Reclaim(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="reclaims"
     )
-    os_user = models.CharField(max_length=64, blank=True)
-    pid = models.PositiveIntegerField()
-    cmdline = models.TextField(blank=True)
-    process_started_at = models.DateTimeField(null=True, blank=True)
     grace_s = models.PositiveIntegerField(default=30)
-    status = models.CharField(max_length=16, choices=ReclaimStatus.choices, default=ReclaimStatus.REQUESTED)
-    requested_at = models.DateTimeField(default=timezone.now)
-    signalled_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
 
-    class Meta:
-        ordering = ["-requested_at"]
+    class Meta(EndedProcess.Meta):
         constraints = [models.UniqueConstraint(fields=["alert"], name="reclaim_once_per_alert")]
 
     def __str__(self) -> str:
         return f"Reclaim of pid {self.pid} ({self.os_user}) on {self.node}"
-
-    @property
-    def status_colour(self) -> str:
-        return ReclaimStatus(self.status).colour
 
 
 class Silence(models.Model):

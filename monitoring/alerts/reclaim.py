@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from monitoring.alerts.choices import AlertEventKind, ReclaimStatus
-from monitoring.alerts.models import AlertEvent, Reclaim
+from monitoring.alerts.models import AlertEvent, EndedProcess, Reclaim
 from monitoring.notify.dispatch import dispatch_after_commit
 from training.cancel import CancelRefused, ask_to_stop
 from training.choices import RunStatus
@@ -37,7 +37,7 @@ def end_process(reclaim_pk: int) -> str:
     return status
 
 
-def signal_process(reclaim) -> tuple[str, str]:
+def signal_process(reclaim: EndedProcess) -> tuple[str, str]:
     try:
         process = psutil.Process(reclaim.pid)
         mismatch = why_not_the_same(process, reclaim)
@@ -70,7 +70,7 @@ def stop_run(reclaim: Reclaim, run: Run) -> tuple[str, str]:
     return end_with_run(reclaim, run, ask=lambda: ask_to_stop(run, None, reason))
 
 
-def end_with_run(row, run: Run, ask=None) -> tuple[str, str]:
+def end_with_run(row: EndedProcess, run: Run, ask=None) -> tuple[str, str]:
     """End the process of ``row`` (a Reclaim or a ProcessStop) with its run: once the pid is proven the same
     process, ``ask`` asks the run to stop (None: it was asked already), then wait for the process to go."""
     try:
@@ -90,9 +90,8 @@ def end_with_run(row, run: Run, ask=None) -> tuple[str, str]:
     return ReclaimStatus.FAILED, f"Run #{run.pk} was asked to stop, but pid {row.pid} is still running."
 
 
-def why_not_the_same(process: psutil.Process, reclaim) -> str:
-    """Why this pid is not (provably) the process asked for any more (a Reclaim's or a ProcessStop's); empty
-    when it is."""
+def why_not_the_same(process: psutil.Process, reclaim: EndedProcess) -> str:
+    """Why this pid is not (provably) the process asked for any more; empty when it is."""
     if reclaim.process_started_at is None and not reclaim.cmdline:
         return "Neither a start time nor a command line was reported; the process cannot be identified."
     if reclaim.process_started_at is not None:

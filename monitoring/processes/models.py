@@ -2,13 +2,12 @@
 
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
 
 from fleet.models import GPU, Node
-from monitoring.alerts.choices import ReclaimStatus
+from monitoring.alerts.models import EndedProcess
 
 
-class ProcessStop(models.Model):
+class ProcessStop(EndedProcess):
     """One process a researcher (their own) or an admin (any) asked the node worker to end."""
 
     requested_by = models.ForeignKey(
@@ -19,8 +18,6 @@ class ProcessStop(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    os_user = models.CharField(max_length=64, blank=True)
-    pid = models.PositiveIntegerField()
     run = models.ForeignKey(
         "training.Run",
         on_delete=models.SET_NULL,
@@ -29,22 +26,10 @@ class ProcessStop(models.Model):
         related_name="+",
         help_text="The fleet run the process belonged to: the whole run was asked to stop, as a cancel does.",
     )
-    cmdline = models.TextField(blank=True)
-    process_started_at = models.DateTimeField(null=True, blank=True)
     grace_s = models.FloatField(help_text="Seconds between SIGTERM and SIGKILL: the grace of a run's cancel.")
-    status = models.CharField(max_length=16, choices=ReclaimStatus.choices, default=ReclaimStatus.REQUESTED)
-    requested_at = models.DateTimeField(default=timezone.now)
-    signalled_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
 
-    class Meta:
-        ordering = ["-requested_at"]
+    class Meta(EndedProcess.Meta):
         indexes = [models.Index(fields=["gpu", "pid", "status"], name="processstop_gpu_pid_status")]
 
     def __str__(self) -> str:
         return f"End pid {self.pid} ({self.os_user}) on {self.node}"
-
-    @property
-    def status_colour(self) -> str:
-        return ReclaimStatus(self.status).colour
