@@ -1,17 +1,24 @@
 """The torch profiler's cost on the training steps it does not record, against the same loop without it.
 
-    .venv/bin/python bench/training_profiler.py [--repeats 5] [--workload synthetic] [--epochs 6]
+    .venv/bin/python bench/training_profiler.py [--pairs 25] [--workload synthetic] [--epochs 8]
 
 Each trial is a fresh process training the workload in one thread with ``common.Trainer``, timing every
-step; trials with the profiler off and on take turns (a burst of other load hits both alike). The
-profiled trials use a window of ``--wait`` steps, 2 warm-up and 5 recorded steps (the launch form's
-shape, with a long wait so that the waiting phase can be measured too). Compared per step index:
+step. Trials come in on/off *pairs* run back to back, the order alternating from pair to pair (off-on,
+on-off, ...), so that a burst of other load or a slow drift of the machine hits both arms alike and
+neither arm always goes first. The profiled trials use a window of ``--wait`` steps, 2 warm-up and 5
+recorded steps (the launch form's shape, with a long wait so that the waiting phase can be measured
+too). Two phases are compared, by step index:
 
 - *waiting*: steps 20 … wait-1 (the profiler is started, its schedule not yet recording);
 - *after*: the steps after the window (the profiler is stopped).
 
-Each phase's figure is the median step time over those steps, then the median over the trials; the
-overhead is on/off − 1.
+Each step is timed twice: wall clock (what the run's throughput sees) and this thread's CPU time (the work
+the step did; the trial runs torch in one thread, so a burst of other load on the machine, which makes
+the wall clock wait, barely moves it). A trial's figure for a phase and a clock is its median step time
+over those steps; a pair's ratio is on/off. The
+answer is the median of the pairs' ratios − 1, with its spread: the interquartile range of the ratios
+and a distribution-free 95 % confidence interval of the median (order statistics of the binomial), and
+how many pairs had the profiled trial slower. The load average is printed before, after and per pair.
 """
 
 from __future__ import annotations
@@ -19,12 +26,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import platform
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,7 +46,7 @@ WARMUP, ACTIVE = 2, 5
 
 
 def trial(workload: str, epochs: int, profile: bool, wait: int) -> list[float]:
-    """One arm in this process: the seconds of every training step."""
+    """One arm in this process: the wall-clock and the CPU seconds (this thread's) of every training step."""
     import torch
 
     from training.workloads import common, profiling
@@ -55,15 +64,24 @@ def trial(workload: str, epochs: int, profile: bool, wait: int) -> list[float]:
         window = profiling.Window(wait, WARMUP, ACTIVE)
         profiler = profiling.StepProfiler(window, Path(tempfile.mkdtemp(prefix="bench-profile-")), torch.device("cpu"))
     trainer = common.Trainer(model, optimizer, train, args.batch_size, sampler, torch.device("cpu"), args, profiler)
-    seconds: list[float] = []
+    wall: list[float] = []
+    cpu: list[float] = []
+    last_cpu = [time.thread_time()]
+
+    def took_step(loss, samples, took) -> None:
+        now = time.thread_time()
+        wall.append(took)
+        cpu.append(now - last_cpu[0])
+        last_cpu[0] = now
+
     for epoch in range(1, epochs + 1):
-        trainer.train_epoch(epoch, lambda loss, samples, took: seconds.append(took))
+        trainer.train_epoch(epoch, took_step)
         if profiler and not profiler.running:
             trainer.profiler = profiler = None
-    return seconds
+    return {"wall": wall, "cpu": cpu}
 
 
-def run_trial(workload: str, epochs: int, profile: bool, wait: int) -> list[float]:
+def run_trial(workload: str, epochs: int, profile: bool, wait: int) -> dict[str, list[float]]:
     argv = [sys.executable, __file__, "--trial", "on" if profile else "off", "--workload", workload]
     argv += ["--epochs", str(epochs), "--wait", str(wait)]
     done = subprocess.run(argv, cwd=REPO, env=run_env(), capture_output=True, text=True, timeout=1800, check=False)
@@ -72,46 +90,95 @@ def run_trial(workload: str, epochs: int, profile: bool, wait: int) -> list[floa
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def phases(seconds: list[float], wait: int) -> dict[str, float]:
+def phases(steps: dict[str, list[float]], wait: int) -> dict[str, float]:
+    """Median step time of each phase, by each clock: {"cpu waiting": …, "wall after": …}."""
     end = wait + WARMUP + ACTIVE
-    return {
-        "waiting": statistics.median(seconds[FIRST_STEP:wait]),
-        "after": statistics.median(seconds[end + 1 :]),
-    }
+    medians = {}
+    for clock, seconds in steps.items():
+        medians[f"{clock} waiting"] = statistics.median(seconds[FIRST_STEP:wait])
+        medians[f"{clock} after"] = statistics.median(seconds[end + 1 :])
+    return medians
+
+
+def median_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float]:
+    """A distribution-free interval for the median: the widest order statistics whose binomial tails stay
+    under (1 - confidence) / 2 each; the whole range when there are too few values."""
+    ordered = sorted(values)
+    n = len(ordered)
+    tail = (1 - confidence) / 2
+    below = 0  # how many order statistics may be cut from each end
+    cumulative = 0.0
+    for k in range(n // 2):
+        cumulative += math.comb(n, k) / 2**n
+        if cumulative > tail:
+            break
+        below = k + 1
+    if not below:
+        return ordered[0], ordered[-1]
+    return ordered[below - 1], ordered[n - below]
+
+
+def quartiles(values: list[float]) -> tuple[float, float]:
+    if len(values) < 2:
+        return values[0], values[0]
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def summary(phase: str, pairs: list[dict]) -> str:
+    ratios = [pair["on"][phase] / pair["off"][phase] for pair in pairs]
+    middle = statistics.median(ratios)
+    low, high = median_interval(ratios)
+    q1, q3 = quartiles(ratios)
+    off = statistics.median(pair["off"][phase] for pair in pairs)
+    on = statistics.median(pair["on"][phase] for pair in pairs)
+    slower = sum(ratio > 1 for ratio in ratios)
+    return (
+        f"{phase:12s} off {off * 1e3:6.3f} ms/step  on {on * 1e3:6.3f} ms/step  "
+        f"overhead {100 * (middle - 1):+.2f} % (median of {len(ratios)} paired ratios; "
+        f"95 % CI {100 * (low - 1):+.2f} … {100 * (high - 1):+.2f} %, "
+        f"IQR {100 * (q1 - 1):+.2f} … {100 * (q3 - 1):+.2f} %, "
+        f"range {100 * (min(ratios) - 1):+.1f} … {100 * (max(ratios) - 1):+.1f} %; on slower in {slower}/{len(ratios)})"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--pairs", type=int, default=25, help="on/off pairs (each two fresh processes)")
+    parser.add_argument("--repeats", type=int, dest="pairs", help=argparse.SUPPRESS)  # the old name
     parser.add_argument("--workload", default="synthetic", choices=["digits_cnn", "synthetic"])
-    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--wait", type=int, default=200)
     parser.add_argument("--trial", choices=["off", "on"], help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.trial:
         print(json.dumps(trial(opts.workload, opts.epochs, opts.trial == "on", opts.wait)))
         return
-    results: dict[str, list[dict[str, float]]] = {"off": [], "on": []}
+    load_before = os.getloadavg()
+    pairs: list[dict] = []
     steps = 0
-    for _ in range(opts.repeats):
-        for arm in ("off", "on"):
-            seconds = run_trial(opts.workload, opts.epochs, arm == "on", opts.wait)
-            steps = len(seconds)
-            results[arm].append(phases(seconds, opts.wait))
-            print(arm, results[arm][-1], file=sys.stderr, flush=True)
+    for index in range(opts.pairs):
+        order = ("off", "on") if index % 2 == 0 else ("on", "off")
+        pair: dict = {"order": "-".join(order), "load": os.getloadavg()[0]}
+        for arm in order:
+            times = run_trial(opts.workload, opts.epochs, arm == "on", opts.wait)
+            steps = len(times["wall"])
+            pair[arm] = phases(times, opts.wait)
+        pairs.append(pair)
+        print(json.dumps(pair), file=sys.stderr, flush=True)
+    load_after = os.getloadavg()
+    loads = [pair["load"] for pair in pairs]
+    before, after = ("/".join(f"{x:.1f}" for x in load) for load in (load_before, load_after))
     print(
-        f"{platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; {opts.workload}, "
-        f"{opts.epochs} epochs ({steps} steps), 1 thread, window wait {opts.wait} + {WARMUP} + {ACTIVE}, "
-        f"{opts.repeats} trials per arm"
+        f"{platform.node()}, {os.cpu_count()} cores; load (1/5/15 min) before {before}, after {after}, "
+        f"per pair {min(loads):.1f}–{max(loads):.1f}"
     )
-    for phase in ("waiting", "after"):
-        off = statistics.median(r[phase] for r in results["off"])
-        on = statistics.median(r[phase] for r in results["on"])
-        ratios = sorted(b[phase] / a[phase] for a, b in zip(results["off"], results["on"], strict=True))
-        print(
-            f"{phase:8s} off {off * 1e3:7.3f} ms/step  on {on * 1e3:7.3f} ms/step  "
-            f"overhead {100 * (on / off - 1):+.2f} % (per-pair ratios {ratios[0]:.3f}–{ratios[-1]:.3f})"
-        )
+    print(
+        f"{opts.workload}, {opts.epochs} epochs ({steps} steps), 1 thread, "
+        f"window wait {opts.wait} + {WARMUP} + {ACTIVE}, {opts.pairs} pairs, order alternating"
+    )
+    for phase in ("cpu waiting", "cpu after", "wall waiting", "wall after"):
+        print(summary(phase, pairs))
 
 
 if __name__ == "__main__":
