@@ -1,9 +1,9 @@
-"""Admin for notifications, preferences and webhooks."""
+"""Admin for notifications, preferences, webhooks and how far each digest channel was told of underused GPUs."""
 
 from django.contrib import admin
 from django.db import models
 
-from monitoring.notify.models import Notification, NotificationPreference, Webhook
+from monitoring.notify.models import Notification, NotificationPreference, UnderusedReported, Webhook
 
 
 @admin.register(Webhook)
@@ -27,6 +27,17 @@ class NotificationAdmin(admin.ModelAdmin):
     search_fields = ["user__username", "error", "event__alert__title"]
     readonly_fields = [f.name for f in Notification._meta.fields]
     list_select_related = ["event__alert", "user"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(UnderusedReported)
+class UnderusedReportedAdmin(admin.ModelAdmin):
+    list_display = ["user", "transport", "webhook", "until", "attempts", "error"]
+    list_filter = ["transport"]
+    search_fields = ["user__username", "error"]
+    readonly_fields = [f.name for f in UnderusedReported._meta.fields]
 
     def has_add_permission(self, request) -> bool:
         return False

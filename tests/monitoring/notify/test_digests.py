@@ -323,3 +323,28 @@ def test_the_beat_task_on_a_real_worker_posts_an_underused_digest_once(celery_wo
     assert data["text"].startswith("*1 underused GPU (hourly digest)*")
     assert data["digest"] == [] and data["underused"][0]["name"] == "vllm"
     assert "x-fleet-event" not in headers and headers["webhook-id"].startswith("msg_underused_")
+
+
+@pytest.fixture
+def flaky_receiver(settings):
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    server = Receiver(answers=[503])
+    yield server
+    server.close()
+
+
+def test_an_underused_digest_the_endpoint_refused_for_now_is_sent_at_the_next_look(cast, clock, gpu, flaky_receiver):
+    alice = cast["owner"]
+    NotificationPreference.objects.create(user=alice, webhook_delivery=Delivery.HOURLY, time_zone=BERLIN)
+    Webhook.objects.create(user=alice, name="lab", url=flaky_receiver.url)
+    underused_stretch(gpu, alice, at(12, 10), at(12, 40))
+    clock.move_to(at(13) + timedelta(seconds=30))
+    assert send_held() == 0
+    mark = UnderusedReported.objects.get(user=alice)
+    assert mark.until is None and mark.attempts == 1 and "answered 503" in mark.error  # the period given back
+    clock.move_to(at(13, 1) + timedelta(seconds=30))
+    assert send_held() == 1 and send_held() == 0
+    assert len(flaky_receiver.requests) == 2
+    assert json.loads(flaky_receiver.requests[1][1])["underused"][0]["name"] == "vllm"
+    mark.refresh_from_db()
+    assert mark.until == at(13) and mark.attempts == 0 and mark.error == ""
