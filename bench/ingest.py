@@ -1,7 +1,7 @@
 """Ingest throughput: simulated agents × 8 GPUs streaming to the real ASGI server, every sample checked.
 
     DATABASE_URL=... REDIS_URL=... SECRET_KEY=dev \\
-        python bench/ingest.py [--agents 16] [--seconds 20] [--servers uvicorn,daphne] \\
+        python bench/ingest.py [--agents 16] [--seconds 20] [--servers uvicorn] \\
                                [--writers insert,copy,per-sample] [--rate 0]
 
 For each server and writer it starts the server (one process), registers fresh nodes, and runs a
@@ -41,7 +41,7 @@ from django.db import connection  # noqa: E402
 
 from fleet.embedded import free_port  # noqa: E402
 from fleet.nodes import add_node  # noqa: E402
-from fleet.serving import uvicorn_websocket_options  # noqa: E402
+from fleet.serving import command  # noqa: E402
 from monitoring.agent.metrics import METRIC_KEYS, METRICS  # noqa: E402
 
 GPUS = 8
@@ -64,16 +64,14 @@ assert set(READING) == set(METRIC_KEYS)
 
 
 def server_argv(kind: str, port: int) -> list[str]:
-    """A server name, optionally with its own options: "uvicorn", "uvicorn:--workers 2".
+    """The server, optionally with more of uvicorn's options: "uvicorn", "uvicorn:--workers 2".
 
-    uvicorn gets the shipped websocket options (fleet/serving.py) first, so options given here override them.
+    It is served as production is (fleet/serving.py's websocket options first), so options given here override them.
     """
     name, _, options = kind.partition(":")
-    extra = options.split() if options else []
-    if name == "daphne":
-        return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), *extra, "fleet.asgi:application"]
-    app = [sys.executable, "-m", "uvicorn", "fleet.asgi:application"]
-    return [*app, "--host", "127.0.0.1", "--port", str(port), "--no-access-log", *uvicorn_websocket_options(), *extra]
+    if name != "uvicorn":
+        raise SystemExit(f"{name!r}: the product is served by uvicorn (fleet/serving.py)")
+    return command("--host", "127.0.0.1", "--port", str(port), "--no-access-log", *options.split())
 
 
 def start_server(kind: str, writer: str, log_dir: Path) -> tuple[subprocess.Popen, int]:
@@ -275,7 +273,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=5)
     parser.add_argument("--window", type=int, default=32, help="unacked frames an agent may have out")
     parser.add_argument("--rate", type=float, default=0, help="frames/s per agent (0: as fast as acks allow)")
-    parser.add_argument("--servers", default="uvicorn,daphne", help='e.g. "uvicorn,uvicorn:--workers 2,daphne"')
+    parser.add_argument("--servers", default="uvicorn", help='e.g. "uvicorn,uvicorn:--workers 2"')
     parser.add_argument("--writers", default="insert,copy,per-sample")
     parser.add_argument("--logs", default=str(BASE_DIR / "var" / "bench"))
     parser.add_argument("--claims", action="store_true", help="every process names a run placed on its GPU")

@@ -17,7 +17,6 @@ Scenarios (the same run, so the ratios hold on a noisy machine):
   *-pages    the same with --pages fleet pages open at once (the fan-out's cost grows with pages)
   one-insert-per-sample  coalesced, but the server writes one INSERT per sample, one transaction per
              frame (INGEST_WRITER=per-sample): the naive baseline of the write path
-  coalesced-daphne  coalesced, served by daphne instead of uvicorn
 
 Nodes are named bench-live-NNN; the script removes them (and their samples) at the end. The servers'
 logs go to var/bench-live-server.log.
@@ -51,7 +50,6 @@ SCENARIOS = (
     "coalesced-pages",
     "per-flush-pages",
     "one-insert-per-sample",
-    "coalesced-daphne",
 )
 
 
@@ -124,10 +122,9 @@ def server_environment(tick_s: float, writer: str = "copy") -> dict:
 
 
 def server_argv(asgi: str, port: int) -> list[str]:
-    if asgi == "daphne":
-        return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "fleet.asgi:application"]
-    argv = [sys.executable, "-m", "uvicorn", "fleet.asgi:application", "--port", str(port)]
-    return argv + ["--host", "127.0.0.1", "--no-access-log", "--log-level", "warning"]
+    from fleet.serving import command
+
+    return command("--host", "127.0.0.1", "--port", str(port), "--no-access-log", "--log-level", "warning")
 
 
 def wait_for(url: str, process: subprocess.Popen, timeout_s: float = 60.0) -> None:
@@ -303,7 +300,6 @@ def main() -> None:
         "coalesced-pages": (args.agents, 0.25, args.pages, "copy", "uvicorn"),
         "per-flush-pages": (args.agents, 0.02, args.pages, "copy", "uvicorn"),
         "one-insert-per-sample": (args.agents, 0.25, 1, "per-sample", "uvicorn"),
-        "coalesced-daphne": (args.agents, 0.25, 1, "copy", "daphne"),
     }
     names = args.scenarios.split(",")
     runs: dict[str, list[dict]] = {name: [] for name in names}

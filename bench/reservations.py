@@ -241,6 +241,7 @@ class ApiServer:
 
         from django.contrib.auth import get_user_model
 
+        from fleet import serving
         from fleet.api_tokens import issue
         from fleet.demo.processes import wait_for_login_page
         from fleet.embedded import free_port
@@ -250,7 +251,7 @@ class ApiServer:
             for user in get_user_model().objects.filter(username__startswith="booker").order_by("username")
         ]
         self.port = free_port()
-        argv = [sys.executable, "-m", "uvicorn", "fleet.asgi:application", "--port", str(self.port)]
+        argv = serving.command("--host", "127.0.0.1", "--port", str(self.port))
         env = {
             **os.environ,
             "ALLOWED_HOSTS": "127.0.0.1",

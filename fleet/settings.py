@@ -43,7 +43,8 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=False)
 SECURE_PROXY_SSL_HEADER = proxy_ssl_header("SECURE_PROXY_SSL_HEADER")
 
 INSTALLED_APPS = [
-    "daphne",
+    # First, so `manage.py runserver` is fleet's (fleet/serving.py's limits) and not staticfiles'.
+    "fleet",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -56,7 +57,6 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_beat",
     "axes",
-    "fleet",
     "monitoring",
     "training",
 ]

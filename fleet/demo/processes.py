@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.request
 
+from fleet import serving
 from fleet.demo.nodes import DEMO_NODES
 from fleet.embedded import BASE_DIR, Services
 
@@ -24,6 +25,11 @@ DEMO_GPU_MODELS = {hostname: nvml_name for hostname, (_, nvml_name, *_) in DEMO_
 
 def manage(env: dict, *args: str) -> None:
     subprocess.run([PYTHON, "manage.py", *args], env=env, cwd=BASE_DIR, check=True)
+
+
+def web_command(port: int) -> list[str]:
+    """The web server as production runs it (fleet/serving.py: its websocket limits, read from the settings)."""
+    return serving.command("--host", "127.0.0.1", "--port", str(port), "--no-access-log")
 
 
 def background_processes(port: int, tokens: dict[str, str]) -> list[tuple[str, list[str]]]:
@@ -147,20 +153,7 @@ def main() -> int:
         manage(env, "fleet_demo_seed")
         tokens = json.loads((DEMO_DIR / "agent-tokens.json").read_text())
         supervisor = Supervisor(env)
-        supervisor.start(
-            "web",
-            [
-                PYTHON,
-                "-m",
-                "uvicorn",
-                "fleet.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--no-access-log",
-            ],
-        )
+        supervisor.start("web", web_command(port))
         url = f"http://127.0.0.1:{port}/"
         if not wait_for_login_page(url + "login/", stopping):
             if stopping:

