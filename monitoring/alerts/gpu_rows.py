@@ -16,10 +16,10 @@ COLUMNS = (
     "node_id",
     "node__hostname",
     "last_sample_at",
-    "processes",
     "temp_c",
     "clocks_event_reasons",
     "ecc_volatile",
+    "processes",
 )
 
 
@@ -33,12 +33,12 @@ class GpuRow:
     node_id: int
     hostname: str
     last_sample_at: datetime | None
-    processes: list | None
     temp_c: float | None
     clocks_event_reasons: int | None
     ecc_volatile: int | None
+    processes: list | None = None
 
 
-def gpu_rows(gpus: QuerySet) -> list[GpuRow]:
-    """The rows of a GPU queryset, in its order, read with one query."""
-    return [GpuRow(*row) for row in gpus.values_list(*COLUMNS)]
+def gpu_rows(gpus: QuerySet, processes: bool = True) -> list[GpuRow]:
+    """The rows of a GPU queryset, in its order, read with one query; without `processes`, none are read."""
+    return [GpuRow(*row) for row in gpus.values_list(*(COLUMNS if processes else COLUMNS[:-1]))]

@@ -59,7 +59,7 @@ class HealthRule:
     kind = AlertKind.GPU_TEMPERATURE
 
     def evaluate(self, now: datetime, open_alerts: list) -> RuleResult:
-        gpus = gpu_rows(GPU.objects.filter(last_sample_at__gte=now - stale_after()))
+        gpus = gpu_rows(GPU.objects.filter(last_sample_at__gte=now - stale_after()), processes=False)
         window = recent_health(now - timedelta(seconds=settings.ALERT_HEALTH_WINDOW_S), now) if gpus else {}
         result = RuleResult()
         for gpu in gpus:

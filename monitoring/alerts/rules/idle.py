@@ -8,6 +8,7 @@ stretch for the underused-GPU report, never alerted, escalated or reclaimed.
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 
 from django.db.models import Q
 
@@ -37,7 +38,10 @@ MOMENT = timedelta(seconds=1)
 
 @dataclass
 class Candidate:
-    """A process in a GPU's latest state, with its owner and the thresholds that apply to it."""
+    """A process in a GPU's latest state, with its owner and the thresholds that apply to it.
+
+    Its pid, start and key are worked out once: an evaluation asks for them thousands of times.
+    """
 
     gpu: GpuRow
     process: dict
@@ -46,16 +50,16 @@ class Candidate:
     limits: Thresholds
     run_id: int | None = None
 
-    @property
+    @cached_property
     def pid(self) -> int:
         return int(self.process["pid"])
 
-    @property
+    @cached_property
     def started_at(self) -> datetime | None:
         started = self.process.get("started_at")
         return None if started is None else datetime.fromtimestamp(float(started), tz=UTC)
 
-    @property
+    @cached_property
     def key(self) -> str:
         started = self.process.get("started_at")
         return f"{KIND}:{self.gpu.uuid}:{self.pid}:{'na' if started is None else int(float(started))}"
