@@ -4,6 +4,7 @@ from monitoring.alerts import silence_views
 from monitoring.alerts import views as alerts
 from monitoring.costs import views as costs
 from monitoring.health import api as health_api
+from monitoring.health import views as health
 from monitoring.live import api
 from monitoring.notify import views as notify
 from monitoring.processes import views as processes
@@ -21,6 +22,10 @@ urlpatterns = [
     path("api/gpus/<str:uuid>/series/", api.GPUSeriesView.as_view(), name="api-gpu-series"),
     path("api/gpus/<str:uuid>/health/", health_api.GPUHealthView.as_view(), name="api-gpu-health"),
     path("api/gpus/<str:uuid>/burnins/", health_api.GPUBurnInsView.as_view(), name="api-gpu-burnins"),
+    path("api/gpus/<str:uuid>/burnin/", health_api.GPUBurnInStartView.as_view(), name="api-gpu-burnin"),
+    path("api/nodes/<str:hostname>/burnin/", health_api.NodeBurnInStartView.as_view(), name="api-node-burnin"),
+    path("fleet/gpus/<str:uuid>/burnin/", health.burn_in_gpu, name="gpu_burnin"),
+    path("fleet/nodes/<str:hostname>/burnin/", health.burn_in_node, name="node_burnin"),
     path("processes/", processes.processes, name="processes"),
     path("processes/stop/", processes.stop, name="process_stop"),
     path("alerts/", alerts.listing, name="alerts"),

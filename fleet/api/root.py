@@ -13,6 +13,7 @@ ENDPOINTS = {
     "docs": "api-docs",
     "fleet": "monitoring:api-fleet",
     "gpu": "/api/gpus/{uuid}/",
+    "node_burnin": "/api/nodes/{hostname}/burnin/",
     "token": "fleet:api-token",
     "reservations": "fleet:api-reservations",
     "holders": "fleet:api-holders",

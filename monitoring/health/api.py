@@ -1,18 +1,24 @@
-"""JSON API of GPU health: a GPU's burn-in records (paged) and its health history."""
+"""JSON API of GPU health: a GPU's burn-in records (paged) and its health history; admins start burn-ins."""
 
+from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
+from rest_framework import permissions, serializers, status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from fleet.api.errors import ErrorSerializer, error_body
 from fleet.api.pagination import Pages, paginated
-from fleet.models import GPU
+from fleet.models import GPU, Node
+from monitoring.health.burnin_launch import BurnInRefused, burn_in
 from monitoring.health.history import HISTORY_DAYS, MEMORY_COUNTERS, gpu_history
 from monitoring.health.serializers import BurnInSerializer, GPUHealthSerializer
 from monitoring.health.status import health_problems
+from training.models import Run
+from training.serializers import RunSerializer
 
 MAX_DAYS = 90
 
@@ -53,3 +59,41 @@ class GPUHealthView(APIView):
             "memory_changes": history.memory_changes,
         }
         return Response(GPUHealthSerializer(payload).data)
+
+
+class BurnInsQueuedSerializer(serializers.Serializer):
+    runs = RunSerializer(many=True, help_text="One queued burn-in run per GPU, in node and GPU order.")
+
+
+class BurnInStartView(APIView):
+    """Admins only: queue a burn-in on each GPU, all or nothing (monitoring/health/burnin_launch.py)."""
+
+    permission_classes = [permissions.IsAdminUser]
+
+    def start(self, gpus) -> Response:
+        try:
+            runs = burn_in(self.request.user, gpus)
+        except BurnInRefused as refused:
+            if refused.forbidden:
+                raise PermissionDenied(str(refused)) from None
+            return Response(error_body(refused, {"gpus": refused.reasons}), status=status.HTTP_409_CONFLICT)
+        gpus = Prefetch("gpus", queryset=GPU.objects.select_related("node", "model"))
+        ordered = Run.objects.filter(pk__in=[run.pk for run in runs]).order_by("pk").select_related("owner", "project")
+        rows = ordered.prefetch_related("nodes__node", "artifacts", gpus)
+        return Response(BurnInsQueuedSerializer({"runs": rows}).data, status=status.HTTP_201_CREATED)
+
+
+QUEUED = {201: BurnInsQueuedSerializer, 409: ErrorSerializer}
+
+
+class GPUBurnInStartView(BurnInStartView):
+    @extend_schema(request=None, responses=QUEUED, summary="Burn in this GPU (admins)")
+    def post(self, request: Request, uuid: str) -> Response:
+        return self.start([get_object_or_404(GPU.objects.select_related("node"), uuid=uuid)])
+
+
+class NodeBurnInStartView(BurnInStartView):
+    @extend_schema(request=None, responses=QUEUED, summary="Burn in every GPU of this node (admins)")
+    def post(self, request: Request, hostname: str) -> Response:
+        node = get_object_or_404(Node, hostname=hostname)
+        return self.start(node.gpus.select_related("node"))

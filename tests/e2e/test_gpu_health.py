@@ -1,5 +1,6 @@
 """In a real browser: a GPU page's Health card shows problems, memory counters and the history from the
-simulated agent (remapped rows, XID errors) and a failed burn-in, and fits a 390 px phone."""
+simulated agent (remapped rows, XID errors) and a failed burn-in, and fits a 390 px phone; an admin's
+"Burn in this GPU" queues a run and links it, and a researcher has no such button."""
 
 from datetime import timedelta
 
@@ -9,6 +10,7 @@ from playwright.sync_api import expect
 from tests.conftest import log_in
 from tests.e2e.test_narrow_pages import overflow
 from tests.support.health import REMAP_GPU, XID_GPU, failed_burnin, simulated_node, store_history
+from training.models import Run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -76,3 +78,56 @@ def test_the_health_card_fits_390_px(browser, asgi_server, history):
     sizes = overflow(page)
     assert sizes["scrollWidth"] <= sizes["clientWidth"], sizes
     context.close()
+
+
+@pytest.fixture
+def quiet_queue(history):
+    """The burn-ins the test queues wait in the node's broker queue (no node worker here); emptied after."""
+    yield
+    import redis
+    from django.conf import settings
+
+    from fleet.celery import node_queue
+
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    client.delete(node_queue(history.hostname))
+    client.close()
+
+
+def test_an_admin_burns_in_a_gpu_from_its_page_and_sees_the_run_queued(page, asgi_server, history, quiet_queue):
+    gpu = history.gpus.get(index=0)
+    log_in(page, asgi_server, "root")
+    page.goto(f"{asgi_server.url}/fleet/gpus/{gpu.uuid}/", wait_until="domcontentloaded")
+
+    page.get_by_role("button", name="Burn in this GPU").click()
+
+    run = Run.objects.get(workload="burnin")
+    notice = page.locator(".messages li.success")
+    expect(notice).to_have_text(
+        f"Burn-in queued on {gpu} (run #{run.pk}). Each GPU's health record follows when its run ends."
+    )
+    assert page.url.startswith(f"{asgi_server.url}/fleet/gpus/{gpu.uuid}/")
+    notice.get_by_role("link", name=f"run #{run.pk}").click()
+    expect(page.locator("h1")).to_contain_text(run.name)
+    expect(page.locator("main")).to_contain_text("Queued")
+
+
+def test_the_button_area_fits_390_px_for_an_admin_and_a_researcher_sees_no_button(browser, asgi_server, history):
+    gpu = history.gpus.get(index=REMAP_GPU)
+    for username, buttons in (("root", 1), ("alice", 0)):
+        context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+        page = context.new_page()
+        page.set_default_timeout(45_000)
+        log_in(page, asgi_server, username)
+
+        page.goto(f"{asgi_server.url}/fleet/gpus/{gpu.uuid}/", wait_until="domcontentloaded")
+
+        expect(page.locator("[data-live-state]")).to_have_text("live")
+        expect(page.get_by_role("button", name="Burn in this GPU")).to_have_count(buttons)
+        if buttons:
+            box = page.get_by_role("button", name="Burn in this GPU").bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["height"] < 60, box
+        sizes = overflow(page)
+        assert sizes["scrollWidth"] <= sizes["clientWidth"], sizes
+        context.close()
+    assert not Run.objects.exists()

@@ -6,12 +6,15 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from fleet.choices import NodeStatus
+from fleet.models import Node
 from monitoring.health.models import BurnIn
 from monitoring.models import GPUSample
 from tests.support.telemetry import ensure_partitions
 from tests.training.conftest import gpus_of, log_of, wait_for
 from training.choices import RunStatus
 from training.launch import LaunchRequest, check_launch, launch
+from training.models import Run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -89,3 +92,24 @@ def test_the_burn_in_run_page_shows_gflops_and_the_records_not_training_curves(c
     assert "chart-loss" not in html and "stat-samples" not in html and "Held-out accuracy" not in html
     assert html.count('<span class="badge succeeded">passed</span>') == len(gpus)
     assert all(f'data-gpu="{gpu.uuid}"' in html for gpu in gpus)
+
+
+def test_the_admins_node_action_burns_in_each_gpu_on_the_node_worker_and_records_each(cast, worker_node, client):
+    Node.objects.filter(pk=worker_node.pk).update(status=NodeStatus.ONLINE)  # its agent would say so
+    gpus = gpus_of(worker_node)
+    client.force_login(cast["admin"])
+
+    action = {"action": "burn_in_nodes", "_selected_action": [worker_node.pk]}
+    html = client.post(reverse("admin:fleet_node_changelist"), action, follow=True).content.decode()
+
+    runs = list(Run.objects.filter(workload="burnin").order_by("pk"))
+    assert len(runs) == 2 and "Burn-ins queued on " in html
+    assert all(f'<a href="/runs/{run.pk}/">run #{run.pk}</a>' in html for run in runs)
+    for run in runs:
+        run = wait_for(run, RunStatus.finished())
+        assert run.status == RunStatus.SUCCEEDED, (run.error, log_of(run))
+    records = BurnIn.objects.filter(run__in=runs)
+    assert sorted(records.values_list("gpu_id", flat=True)) == sorted(gpu.pk for gpu in gpus)
+    for record in records:
+        assert record.passed and record.mismatches == 0 and record.iterations == 50 and record.device == "cpu"
+        assert list(record.run.gpus.all()) == [record.gpu]
