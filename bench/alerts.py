@@ -20,10 +20,13 @@ minute) is timed too: its first run over the hour, then a run that folds one mor
 also times that tree's `engine.evaluate` on the same database in the same run, between two rounds of
 this tree's, so the two evaluations are compared under the same load. The floor, a loop of as many
 `SELECT 1` round trips as one evaluation makes, is timed in the same run too: on a loaded machine,
-the evaluation's ratio to it carries over where its milliseconds do not.
+the evaluation's ratio to it carries over where its milliseconds do not. Each evaluation's CPU (this
+process and its PostgreSQL backend, from /proc) is reported beside its milliseconds: on a loaded machine
+the milliseconds are mostly waiting for a core, the CPU is the work.
 """
 
 import argparse
+import inspect
 import json
 import os
 import statistics
@@ -223,24 +226,45 @@ def naive_verdicts(now: datetime) -> set[str]:
     return idle
 
 
-BASELINE = """
+def cpu_seconds() -> float:
+    """CPU used so far by this process and its PostgreSQL backend (read from /proc: the bench's server is
+    local; parallel workers are not counted). Unlike milliseconds, an evaluation's CPU hardly moves with load."""
+    import os
+    import time
+
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        backend = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        backend = 0.0
+    return time.process_time() + backend
+
+
+BASELINE = f"""
 import json, sys, time
 from datetime import datetime, timedelta
 import django
 django.setup()
 from django.conf import settings
 from monitoring.alerts import engine
+{inspect.getsource(cpu_seconds)}
 settings.AGENT_INTERVAL_S = float(sys.argv[2])
 now, times = datetime.fromisoformat(sys.argv[1]), []
 for i in range(int(sys.argv[3])):
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), cpu_seconds()
     engine.evaluate(now + timedelta(milliseconds=100 * (i + 1)))
-    times.append(time.perf_counter() - began)
+    times.append((time.perf_counter() - began, cpu_seconds() - cpu))
 print(json.dumps(times))
 """
 
 
-def baseline_evaluations(tree: str, now: datetime, interval: int, runs: int) -> list[float]:
+def baseline_evaluations(tree: str, now: datetime, interval: int, runs: int) -> list[tuple[float, float]]:
     """The earlier tree's engine.evaluate on this database: its first run (which opens its alerts) dropped."""
     env = {**os.environ, "PYTHONPATH": tree, "DJANGO_SETTINGS_MODULE": "fleet.settings"}
     argv = [sys.executable, "-c", BASELINE, now.isoformat(), str(interval), str(runs + 1)]
@@ -300,8 +324,12 @@ def main() -> None:
         f"({seconds:.0f} s to write)"
     )
 
-    def steady_round() -> list[float]:
-        return [timed(engine.evaluate, now + timedelta(milliseconds=100 * (i + 1)))[0] for i in range(args.repeats)]
+    def steady_round() -> list[tuple[float, float]]:
+        runs = []
+        for i in range(args.repeats):
+            cpu = cpu_seconds()
+            runs.append((timed(engine.evaluate, now + timedelta(milliseconds=100 * (i + 1)))[0], cpu_seconds() - cpu))
+        return runs
 
     first, summary = timed(engine.evaluate, now)
     opened = Counter(Alert.objects.values_list("kind", flat=True))
@@ -334,16 +362,18 @@ def main() -> None:
         f"({opened[AlertKind.IDLE_PROCESS]} idle, {opened[AlertKind.GPU_THROTTLING]} throttling, "
         f"{opened[AlertKind.GPU_TEMPERATURE]} temperature)"
     )
-    p50 = statistics.median(steady)
+    walls, cpus = [w for w, _ in steady], [c for _, c in steady]
+    p50, cpu50 = statistics.median(walls), statistics.median(cpus)
     print(
-        f"steady evaluation (all rules, {len(steady)} runs): median {ms(p50)}, max {ms(max(steady))}, "
-        f"{len(evaluate_queries)} queries"
+        f"steady evaluation (all rules, {len(steady)} runs): median {ms(p50)}, max {ms(max(walls))}, "
+        f"{len(evaluate_queries)} queries; CPU (Python + its PostgreSQL backend) median {ms(cpu50)}"
     )
     if before:
+        b_walls, b_cpus = [w for w, _ in before], [c for _, c in before]
         print(
             f"  {args.baseline_tree}'s evaluation, {len(before)} runs taking turns with these: median "
-            f"{ms(statistics.median(before))}, max {ms(max(before))}; ratio this / earlier "
-            f"{p50 / statistics.median(before):.2f}"
+            f"{ms(statistics.median(b_walls))}, max {ms(max(b_walls))}, CPU median {ms(statistics.median(b_cpus))}; "
+            f"ratio this / earlier {p50 / statistics.median(b_walls):.2f} (CPU {cpu50 / statistics.median(b_cpus):.2f})"
         )
     print(f"floor, {len(evaluate_queries)} x SELECT 1: median {ms(floor_s)}; evaluation / floor {p50 / floor_s:.1f}")
     rules_s, naive_s = statistics.median(rules), statistics.median(naive)
