@@ -5,7 +5,9 @@ and what periodic checkpoints cost a whole training run.
 
 Part 1 (in this process, one thread): the median of ``--saves`` saves of the full training state (weights,
 Adam's two moments, schedule, step, RNG; training/workloads/checkpoints.py) to a temporary directory, of as
-many loads, and of 200 training steps at batch 32 as the baseline. Part 2: the tiny digits run (8 epochs,
+many loads, and of 200 training steps at batch 32 as the baseline. Part 1b: the same under DDP(2) and FSDP(2)
+(two gloo processes, one thread each, as ``common.Saver`` saves: DDP's rank 0 alone, FSDP's ranks gathering
+the shards to rank 0), with their own step time as the baseline. Part 2: the tiny digits run (8 epochs,
 one thread) as the node worker starts it, with a checkpoint every ``--every`` steps and without, taking turns
 ``--repeats`` times; the ``done`` event's steady samples/s.
 """
@@ -31,7 +33,7 @@ import torch  # noqa: E402
 
 from training import events  # noqa: E402
 from training.run_env import run_env  # noqa: E402
-from training.workloads import checkpoints, common, digits_cnn  # noqa: E402
+from training.workloads import checkpoints, common, digits_cnn, parallel  # noqa: E402
 
 
 def median_ms(samples: list[float]) -> float:
@@ -80,6 +82,77 @@ def in_process(saves: int) -> dict[str, float]:
     }
 
 
+def distributed_rank(rank: int, mode: str, saves: int, port: int, directory: str, results) -> None:
+    """One of two gloo ranks: 200 steps of its share, then ``saves`` saves and loads as the training loop makes them."""
+    import torch.distributed as dist
+    from torch.utils.data import DistributedSampler
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+    args = common.parse_args(digits_cnn, ["--tiny"])
+    train, _ = digits_cnn.load_data(args)
+    model = digits_cnn.build_model(args)
+    trained = parallel.wrap(model, mode, torch.device("cpu"))
+    optimizer = common.build_optimizer(trained.parameters(), args)
+    sampler = DistributedSampler(train, num_replicas=2, rank=rank, shuffle=True, seed=0)
+    trainer = common.Trainer(trained, optimizer, train, 32, sampler, torch.device("cpu"), args)
+    step_times: list[float] = []
+    epoch = 0
+    while len(step_times) < 200:
+        epoch += 1
+        trainer.train_epoch(epoch, lambda loss, samples, seconds: step_times.append(seconds))
+    saver = checkpoints.Checkpointer(directory if rank == 0 else None)
+    path = Path(directory) / checkpoints.FILE
+    save_times, load_times = [], []
+    for _ in range(saves):
+        dist.barrier()
+        start = time.perf_counter()
+        state = checkpoints.training_state(model, optimizer, trainer.schedule, trainer.step, mode)
+        if rank == 0:
+            with contextlib.redirect_stdout(io.StringIO()):
+                saver.save(state, trainer.step, "bench")
+        save_times.append(time.perf_counter() - start)
+        dist.barrier()  # the file is whole before any rank reads it
+        start = time.perf_counter()
+        checkpoints.restore(checkpoints.load(path), model, optimizer, trainer.schedule, mode)
+        load_times.append(time.perf_counter() - start)
+    if rank == 0:
+        results.put(
+            {
+                "step_ms": median_ms(step_times[20:]),
+                "save_ms": median_ms(save_times),
+                "save_p90_ms": statistics.quantiles(save_times, n=10)[-1] * 1000,
+                "load_ms": median_ms(load_times),
+                "bytes": path.stat().st_size,
+            }
+        )
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def distributed(mode: str, saves: int) -> dict[str, float]:
+    import torch.multiprocessing as mp
+
+    from fleet.embedded import free_port
+
+    context = mp.get_context("spawn")
+    results = context.Queue()
+    with tempfile.TemporaryDirectory() as directory:
+        port = free_port()
+        procs = [
+            context.Process(target=distributed_rank, args=(rank, mode, saves, port, directory, results))
+            for rank in range(2)
+        ]
+        for proc in procs:
+            proc.start()
+        figures = results.get(timeout=1800)
+        for proc in procs:
+            proc.join(60)
+            if proc.exitcode != 0:
+                raise RuntimeError(f"{mode} rank exited with {proc.exitcode}")
+    return figures
+
+
 def run_rate(every: int | None) -> float:
     argv = [sys.executable, "-m", "training.workloads.digits_cnn", "--tiny", "--threads", "1"]
     env = run_env()
@@ -103,6 +176,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=10, help="steps between checkpoints in part 2")
     opts = parser.parse_args()
     figures = in_process(opts.saves)
+    spread = {mode: distributed(mode, opts.saves) for mode in parallel.MODES}
     rates: dict[str, list[float]] = {"off": [], "on": []}
     for _ in range(opts.repeats):  # round-robin: a burst of other load hits both alike
         rates["off"].append(run_rate(None))
@@ -123,6 +197,13 @@ def main() -> None:
         f"load                                {figures['load_ms']:7.2f} ms, "
         f"{figures['load_ms'] / figures['step_ms']:.2f} steps"
     )
+    for mode, numbers in spread.items():
+        print(
+            f"{mode.upper()}(2): checkpoint {numbers['bytes']:,} bytes; step {numbers['step_ms']:.2f} ms; "
+            f"save {numbers['save_ms']:.2f} ms (p90 {numbers['save_p90_ms']:.2f}), "
+            f"{numbers['save_ms'] / numbers['step_ms']:.2f} steps, {numbers['save_ms'] / figures['save_ms']:.2f}x "
+            f"single's save; load {numbers['load_ms']:.2f} ms"
+        )
     print(f"whole run, no checkpoints           {off:7.0f} samples/s")
     print(f"whole run, one every {opts.every:>3} steps      {on:7.0f} samples/s, ratio {on / off:.3f}")
 
