@@ -19,6 +19,11 @@ over those steps; a pair's ratio is on/off. The
 answer is the median of the pairs' ratios − 1, with its spread: the interquartile range of the ratios
 and a distribution-free 95 % confidence interval of the median (order statistics of the binomial), and
 how many pairs had the profiled trial slower. The load average is printed before, after and per pair.
+
+Last, *direct*: the code a waiting step runs for the profiler (the trainer's ``data_span()`` and
+``step()`` calls on a profiler still waiting), timed in this process against the same loop with no
+profiler, in alternating rounds of many calls, CPU time. Its difference per step, over the off trials'
+median CPU step, is the waiting phase's overhead measured without the run-to-run noise of whole trials.
 """
 
 from __future__ import annotations
@@ -100,6 +105,36 @@ def phases(steps: dict[str, list[float]], wait: int) -> dict[str, float]:
     return medians
 
 
+def direct(rounds: int = 9, calls: int = 200_000) -> list[float]:
+    """Seconds of CPU a waiting step spends in the profiler's calls, one figure per alternating round."""
+    import torch
+
+    from training.workloads import profiling
+
+    waiting = profiling.StepProfiler(
+        profiling.Window(rounds * calls + 10, WARMUP, ACTIVE),
+        Path(tempfile.mkdtemp(prefix="bench-profile-")),
+        torch.device("cpu"),
+    )
+
+    def loop(profiler) -> float:  # the trainer's profiler lines (training/workloads/common.py), nothing else
+        started = time.thread_time()
+        for _ in range(calls):
+            with profiler.data_span() if profiler else profiling.NO_SPAN:
+                pass
+            if profiler:
+                profiler.step()
+        return time.thread_time() - started
+
+    added = []
+    for index in range(rounds):
+        order = (None, waiting) if index % 2 == 0 else (waiting, None)
+        took = {id(arm): loop(arm) for arm in order}
+        added.append((took[id(waiting)] - took[id(None)]) / calls)
+    waiting.close()
+    return added
+
+
 def median_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float]:
     """A distribution-free interval for the median: the widest order statistics whose binomial tails stay
     under (1 - confidence) / 2 each; the whole range when there are too few values."""
@@ -179,6 +214,13 @@ def main() -> None:
     )
     for phase in ("cpu waiting", "cpu after", "wall waiting", "wall after"):
         print(summary(phase, pairs))
+    added = direct()
+    step = statistics.median(pair["off"]["cpu waiting"] for pair in pairs)
+    print(
+        f"direct       a waiting step's profiler calls: {statistics.median(added) * 1e9:+.0f} ns CPU (median of "
+        f"{len(added)} alternating rounds, {min(added) * 1e9:+.0f} … {max(added) * 1e9:+.0f} ns) = "
+        f"{100 * statistics.median(added) / step:+.3f} % of the off trials' {step * 1e3:.3f} ms CPU step"
+    )
 
 
 if __name__ == "__main__":
