@@ -1,7 +1,8 @@
 """`field__any=values`: one array parameter (`= ANY(%s)`) instead of `IN (%s, %s, …)`.
 
 For the long lists the alert evaluation filters by (a thousand GPUs, hundreds of keys), the ORM's `__in`
-prepared and placed every value on its own, which cost more than running the query.
+prepared and placed every value on its own, which cost more than running the query. Registered on every
+field, it shadows a JSON key named "any" (`details__any` is this lookup, not that key).
 """
 
 from django.core.exceptions import EmptyResultSet
