@@ -93,7 +93,9 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.node is None or self.stopped:
             return
-        if (why := self.limit.over(len(text_data) if text_data is not None else len(bytes_data or b""))) is not None:
+        size = len(text_data) if text_data is not None else len(bytes_data or b"")
+        if (why := self.limit.over(size)) is not None:
+            self.limit.overdraw(size)
             await self.too_fast(why)
             return
         try:
@@ -223,8 +225,10 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
         await self.send(text_data=json.dumps(content))
 
     async def disconnect(self, code: int) -> None:
+        # A message refused unread still counts as a whole frame.
         if code == CLOSE_TOO_BIG and self.node is not None and self.limit.over(settings.AGENT_MAX_FRAME_BYTES):
-            cool_down(self.token_hash, self.node.pk)  # a message refused unread still counts as a whole frame
+            self.limit.overdraw(settings.AGENT_MAX_FRAME_BYTES)
+            cool_down(self.token_hash, self.node.pk)
         if self.ack_task is not None:
             self.ack_task.cancel()
         if self.node is not None and current.get(self.node.pk) is self:

@@ -59,6 +59,16 @@ class RateLimit:
             return f"more than {self.bytes.rate:.0f} bytes a second (bursts of {self.bytes.capacity:.0f})"
         return None
 
+    def overdraw(self, size: int, now: float | None = None) -> None:
+        """Charge a frame refused for the allowance (or refused unread, too big): it was sent all the same, so
+        the allowance goes into debt, and the node's cool-down lasts until that is paid back. Without this a
+        node whose 1 MiB frames are refused with most of a MiB left would be let back in at once, and each of
+        its reconnects would cost a token lookup and a hello."""
+        now = time.monotonic() if now is None else now
+        for bucket, amount in ((self.frames, 1), (self.bytes, size)):
+            bucket.take(0, now)  # refilled up to now
+            bucket.level -= amount
+
     def recovery_s(self, now: float) -> float:
         """Seconds until both allowances hold a second's worth of their rate again."""
         return max(self.frames.wait_for(self.frames.rate, now), self.bytes.wait_for(self.bytes.rate, now))

@@ -19,16 +19,23 @@ async def welcomed(url: str, token: str, hostname: str):
     return ws
 
 
-async def oversize_refusal(port: int, token: str, hostname: str) -> tuple[list[str], int | None]:
+async def oversize_refusal(
+    port: int, token: str, hostname: str, answer_the_close: bool = True
+) -> tuple[list[str], int | None]:
     """(the extensions the server took of the client's offer, the close code it sent) after an oversize message.
 
     Only the header of a text frame one byte over the limit is sent, and a little of its payload: a server
     with the shipped options refuses it from the header (1009), without waiting for (or reading) the rest.
+    answer_the_close=False drops the connection instead of reading the server's close, as a flood does.
     """
     ws = await welcomed(f"ws://127.0.0.1:{port}/ws/agent/", token, hostname)
     negotiated = [extension.name for extension in ws.protocol.extensions]
     length = settings.AGENT_MAX_FRAME_BYTES + 1
     ws.transport.write(b"\x81\xff" + struct.pack("!Q", length) + b"\x00" * 4 + b"x" * 16)
+    if not answer_the_close:
+        await asyncio.sleep(0.05)
+        ws.transport.abort()
+        return negotiated, None
     try:
         await asyncio.wait_for(ws.recv(), 30)
     except ConnectionClosed as closed:

@@ -90,3 +90,16 @@ async def until_closed(agent) -> tuple[list[dict], int]:
         if message["type"] == "websocket.close":
             return replies, message.get("code")
         replies.append(json.loads(message["text"]))
+
+
+def test_a_refused_frame_is_charged_so_the_node_waits_off_its_debt():
+    """A 1 MiB frame refused with most of a MiB left must not let the node straight back in."""
+    limit = limit_for(-2, frames_per_s=100, bytes_per_s=1000, burst_s=3)
+    assert limit.over(2500, now=100.0) is None
+    assert limit.over(1000, now=100.0) is not None  # 500 left
+
+    limit.overdraw(1000, now=100.0)
+    cool_down("token-hash-of-node--2", -2)
+
+    assert cooling_down("token-hash-of-node--2", now=100.0) == pytest.approx(1.5)  # 500 in debt, then 1000
+    assert cooling_down("token-hash-of-node--2", now=101.5) is None

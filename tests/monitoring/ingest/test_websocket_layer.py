@@ -7,6 +7,8 @@ other ways we serve (manage.py runserver, the demo) are tested alike in tests/fl
 import asyncio
 
 import pytest
+from django.conf import settings
+from websockets.exceptions import ConnectionClosed
 
 from fleet.nodes import add_node
 from tests.support.websocket_limits import oversize_refusal
@@ -21,3 +23,24 @@ def test_a_message_over_the_frame_limit_is_refused_unread_with_1009_and_nothing_
 
     assert negotiated == []  # the client offered permessage-deflate; the server declined it
     assert code == 1009
+
+
+@pytest.mark.parametrize("answers_the_close", [True, False], ids=["closes cleanly", "drops the connection"])
+def test_a_node_that_keeps_sending_oversize_messages_is_cooled_down_however_it_leaves(asgi_server, answers_the_close):
+    """Each refused message counts as a whole frame against the node's bytes a second; a sender that drops the
+    connection without answering the close (as a flood does) is counted too, or its reconnects would be free."""
+    hostname = f"gpu-oversize-{int(answers_the_close)}"
+    _, token = add_node(hostname)
+
+    async def until_refused() -> int:
+        for attempt in range(1, 60):
+            try:
+                await oversize_refusal(asgi_server.port, token, hostname, answer_the_close=answers_the_close)
+            except (ConnectionClosed, AssertionError):  # refused at connect: 4429 and rate_limited, no welcome
+                return attempt
+        raise AssertionError("never cooled down")
+
+    attempts = asyncio.run(until_refused())
+
+    burst = settings.AGENT_MAX_BYTES_PER_S * settings.AGENT_LIMIT_BURST_S
+    assert attempts <= burst // settings.AGENT_MAX_FRAME_BYTES + 2
