@@ -7,13 +7,14 @@
 One server process (uvicorn, COPY writer, the shipped per-node limits; --server adds its options). The
 well-behaved agents of bench/ingest.py send frames of 8 GPUs at --rate frames/s each. Phase one measures
 their ack latency alone; phase two measures it again while --flooders node(s) send hostile frames as fast
-as the connection takes them (not JSON, deep nesting, 1 and 2 MiB of junk, NUL and lone surrogates, frames whose
-every sample is refused, unknown GPUs). A flooder expects the server to close it (4429 over its node's
-limits) and reconnects 10 ms later, again and again, as a broken agent without backoff would. Reported:
-p50/p99/max ack latency of the good agents in each phase and their ratio, the flood's frames, answers and
-close codes, and that every acked sample is stored. --repeats N measures N pairs of phases on the same
-server, in alternating order (alone first, then flooded first), and adds the median of the pairs'
-ratios and differences and their spread: one pair's p99 is mostly the machine's noise.
+as the connection takes them (not JSON, deep nesting, 1 and 2 MiB of junk, NUL and lone surrogates,
+frames whose every sample is refused, unknown GPUs), each flooder from a process of its own, as another
+machine would. A flooder expects the server to close it (4429 over its node's limits) and reconnects
+10 ms later, again and again, as a broken agent without backoff would. Reported: p50/p99/max ack latency
+of the good agents in each phase and their ratio, the server's CPU (share of one core), the flood's
+frames, answers and close codes, and that every acked sample is stored. --repeats N measures N pairs of
+phases on the same server, in alternating order (alone first, then flooded first), and adds the median
+of the pairs' ratios and differences and their spread: one pair's p99 is mostly the machine's noise.
 """
 
 import argparse
@@ -21,12 +22,15 @@ import asyncio
 import collections
 import itertools
 import json
+import multiprocessing
 import os
 import statistics
 import time
 import uuid
 from pathlib import Path
 
+import psutil
+from cpu_use import cpu_seconds
 from django.conf import settings
 from ingest import GPUS, LoadAgent, remove_nodes, start_server, stored_samples  # bench/ is on the path; sets Django up
 from websockets.asyncio.client import connect
@@ -86,18 +90,45 @@ class Flooder:
             self.answers += 1
 
 
-async def phase(url: str, agents: list[LoadAgent], flooders: list[Flooder], warmup: float, seconds: float) -> dict:
+def flood(hostname: str, token: str, url: str, seconds: float, results) -> None:
+    """One flooding node in a process of its own, as it would be on its own machine: the flood's sending
+    must not hold up the good agents' event loop, or the bench measures itself."""
+    flooder = Flooder(LoadAgent(hostname, token, 32, 0))
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(flooder.run(url, stop))
+        await asyncio.sleep(seconds)
+        stop.set()
+        await asyncio.wait_for(task, 30)
+
+    asyncio.run(run())
+    results.put((flooder.frames, flooder.answers, dict(flooder.closes)))
+
+
+async def phase(
+    url: str, agents: list[LoadAgent], flooders: list[tuple[str, str]], warmup: float, seconds: float, server
+) -> dict:
     stop = asyncio.Event()
     tasks = [asyncio.create_task(a.run(url, stop)) for a in agents]
-    tasks += [asyncio.create_task(f.run(url, stop)) for f in flooders]
+    spawn = multiprocessing.get_context("spawn")
+    results = spawn.Queue()
+    floods = [spawn.Process(target=flood, args=(*f, url, warmup + seconds, results)) for f in flooders]
+    for process in floods:
+        process.start()
     await asyncio.sleep(warmup)
     first = [len(a.latencies) for a in agents]
+    cpu_before = cpu_seconds(server)
     await asyncio.sleep(seconds)
+    server_cpu = (cpu_seconds(server) - cpu_before) / seconds
     latencies = sorted(x for a, n in zip(agents, first, strict=True) for x in a.latencies[n:])
     stop.set()
     for outcome in await asyncio.gather(*tasks, return_exceptions=True):
         if isinstance(outcome, BaseException):
             print(f"a client failed: {outcome!r}")
+    flooded = [await asyncio.to_thread(results.get, timeout=60) for _ in floods]
+    for process in floods:
+        process.join(timeout=30)
     if not latencies:
         raise SystemExit("the good agents got no acks; see the server log")
     return {
@@ -105,9 +136,10 @@ async def phase(url: str, agents: list[LoadAgent], flooders: list[Flooder], warm
         "p99": 1000 * latencies[int(len(latencies) * 0.99)],
         "max": 1000 * latencies[-1],
         "acks": len(latencies),
-        "flood_frames": sum(f.frames for f in flooders),
-        "flood_answers": sum(f.answers for f in flooders),
-        "flood_closes": sum((f.closes for f in flooders), collections.Counter()),
+        "server_cpu": server_cpu,
+        "flood_frames": sum(frames for frames, _, _ in flooded),
+        "flood_answers": sum(answers for _, answers, _ in flooded),
+        "flood_closes": sum((collections.Counter(closes) for _, _, closes in flooded), collections.Counter()),
     }
 
 
@@ -133,7 +165,8 @@ def main() -> None:
     url = f"ws://127.0.0.1:{port}/ws/agent/"
     try:
         good = [LoadAgent(n.hostname, t, 32, args.rate) for n, t in nodes[: args.agents]]
-        flooders = [Flooder(LoadAgent(n.hostname, t, 32, 0)) for n, t in nodes[args.agents :]]
+        flooders = [(n.hostname, t) for n, t in nodes[args.agents :]]
+        server = psutil.Process(process.pid)
         pairs = []
         for turn in range(args.repeats):
             pair = {}
@@ -141,7 +174,7 @@ def main() -> None:
                 for agent in good:  # a fresh session and seqs (and timestamps past the last phase's) for each phase
                     agent.seq, agent.base_ts = 0, time.time() - 900
                 flooding = flooders if name == "flooded" else []
-                pair[name] = asyncio.run(phase(url, good, flooding, args.warmup, args.seconds))
+                pair[name] = asyncio.run(phase(url, good, flooding, args.warmup, args.seconds, server))
             pairs.append(pair)
         acked = sum(a.acked for a in good) * GPUS
         stored = stored_samples([n.pk for n, _ in nodes[: args.agents]])
@@ -152,12 +185,12 @@ def main() -> None:
     print(f"{args.server}: {args.agents} agents x {GPUS} GPUs at {args.rate:g} frames/s, {args.flooders} "
           f"flooder(s), {args.seconds:g} s per phase, {args.repeats} pair(s) of phases, "
           f"flush interval {settings.INGEST_FLUSH_MS:g} ms")  # fmt: skip
-    print("pair | phase | ack p50 | ack p99 | max | good acks | flood frames / answers | closes by code")
+    print("pair | phase | ack p50 | ack p99 | max | good acks | server CPU | flood frames / answers | closes by code")
     for number, pair in enumerate(pairs, 1):
         for name, r in pair.items():
             closes = ", ".join(f"{code}: {n}" for code, n in r["flood_closes"].most_common()) or "-"
             print(f"{number} | {name} | {r['p50']:.1f} ms | {r['p99']:.1f} ms | {r['max']:.0f} ms | {r['acks']} | "
-                  f"{r['flood_frames']} / {r['flood_answers']} | {closes}")  # fmt: skip
+                  f"{r['server_cpu']:.0%} | {r['flood_frames']} / {r['flood_answers']} | {closes}")  # fmt: skip
     for key in ("p50", "p99"):
         ratios = [pair["flooded"][key] / pair["alone"][key] for pair in pairs]
         extra = [pair["flooded"][key] - pair["alone"][key] for pair in pairs]
