@@ -3,7 +3,7 @@
 The files sit in the run's directory on the node (``RUN_OUTPUT_DIR/run-<id>/profile/rank-<rank>/``),
 written by the run's own processes, so they are read as untrusted: no symbolic links followed, sizes
 bounded, the summary's rows checked field by field. The web server then serves them from the database,
-wherever the node is.
+wherever the node is, and the node's copy of a stored rank is removed.
 """
 
 import gzip
@@ -74,8 +74,25 @@ def store(run: Run, rank: int, folder: Path) -> str:
     RunProfile.objects.update_or_create(
         run=run, rank=rank, defaults={"kind": kind, "summary": summary, "data": data, "size": size, "note": note}
     )
+    if data:
+        remove_stored(folder, (profile_files.SUMMARY, FILES[kind]))
     kept = f"{FILES[kind]} {size / 1e6:.1f} MB" if data else f"no {FILES[kind]}: {note}"
     return f"[fleet] profile of rank {rank} kept ({kept})"
+
+
+def remove_stored(folder: Path, names: tuple[str, ...]) -> None:
+    """Remove the node's copy of what the database now holds (its retention is RUN_FILES_RETENTION_DAYS, not
+    the node's disk). A file too large to keep stays for its owner to fetch. Unlinking never follows a link."""
+    for name in names:
+        try:
+            os.unlink(folder / name)
+        except OSError:
+            pass
+    for empty in (folder, folder.parent):
+        try:
+            empty.rmdir()
+        except OSError:
+            break  # not empty (other ranks, other files): left as it is
 
 
 def _is_real_dir(path: Path) -> bool:

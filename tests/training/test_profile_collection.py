@@ -45,6 +45,7 @@ def test_a_rank_is_stored_with_its_trace_compressed(run):
     assert json.loads(gzip.decompress(bytes(profile.data))) == {"traceEvents": [{"name": "x"}]}
     assert profile.summary["operators"][0] == SUMMARY["operators"][0]
     assert profile.summary["split"]["data_us"] == 100.0 and profile.summary["split"]["compute_us"] is None
+    assert not profiles.profile_dir(run).exists()  # the node's copy goes once the database holds it
 
 
 def test_a_symbolic_link_planted_by_the_run_is_not_followed(run, tmp_path):
@@ -59,6 +60,7 @@ def test_a_symbolic_link_planted_by_the_run_is_not_followed(run, tmp_path):
     profile = RunProfile.objects.get(run=run)
     assert bytes(profile.data) == b"" and profile.size == 0 and "cannot be read" in profile.note
     assert "no trace.json" in lines[0]
+    assert secret.read_text() == "not for the run"
 
 
 def test_a_linked_rank_directory_is_skipped(run, tmp_path):
@@ -83,6 +85,7 @@ def test_a_trace_over_the_limit_keeps_the_summary_and_says_why(run, settings):
     profile = RunProfile.objects.get(run=run)
     assert profile.size == 0 and "over RUN_PROFILE_MAX_BYTES" in profile.note
     assert profile.summary["operators"]
+    assert (folder / "trace.json").stat().st_size == 5000  # not kept: the node's copy stays for its owner
 
 
 @pytest.mark.parametrize(
