@@ -5,7 +5,7 @@ Starts a small local websockets server that welcomes and acks, runs
 measures that process with psutil. A second run fills the agent's buffer
 (no server, fast interval) to show the memory of a full hour of unacked frames.
 
-    .venv/bin/python bench/agent.py [--seconds 60] [--gpus 8]
+    .venv/bin/python bench/agent.py [--seconds 60] [--gpus 8] [--gpu-model "NVIDIA H100 80GB HBM3"] [--no-buffer]
 """
 
 from __future__ import annotations
@@ -62,12 +62,12 @@ async def stop_agent(proc: asyncio.subprocess.Process) -> int:
     return proc.returncode
 
 
-async def steady_state(seconds: float, gpus: int) -> dict:
+async def steady_state(seconds: float, gpus: int, model: tuple[str, ...] = ()) -> dict:
     server = AckingServer()
     async with serve(server.handle, "127.0.0.1", 0) as ws_server:
         port = ws_server.sockets[0].getsockname()[1]
         proc = await start_agent(
-            *("--simulate", str(gpus), "--hostname", "bench-node", "--interval", "1.0"),
+            *("--simulate", str(gpus), "--hostname", "bench-node", "--interval", "1.0", *model),
             *("--server", f"ws://127.0.0.1:{port}", "--token", "bench", "--log-level", "WARNING"),
         )
         ps = psutil.Process(proc.pid)
@@ -127,10 +127,12 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--gpus", type=int, default=8)
+    parser.add_argument("--gpu-model", help="simulated model (default: the one the host name picks)")
+    parser.add_argument("--no-buffer", action="store_true", help="skip the full-buffer run")
     args = parser.parse_args()
 
-    steady = await steady_state(args.seconds, args.gpus)
-    full_rss = await full_buffer(args.gpus)
+    steady = await steady_state(args.seconds, args.gpus, ("--gpu-model", args.gpu_model) if args.gpu_model else ())
+    full_rss = float("nan") if args.no_buffer else await full_buffer(args.gpus)
 
     print(f"Machine: {os.cpu_count()} cores ({_cpu_model()}), Python {platform.python_version()}")
     print(

@@ -42,6 +42,7 @@ from django.db import connection  # noqa: E402
 from fleet.embedded import free_port  # noqa: E402
 from fleet.nodes import add_node  # noqa: E402
 from fleet.serving import command  # noqa: E402
+from monitoring.agent import metrics  # noqa: E402
 from monitoring.agent.metrics import METRIC_KEYS, METRICS  # noqa: E402
 
 GPUS = 8
@@ -58,6 +59,9 @@ HEALTH = {
     "remapped_uncorrectable": 0, "remap_pending": 0, "remap_failure": 0,
 }  # fmt: skip
 READING.update({key: value for key, value in HEALTH.items() if key in METRIC_KEYS})
+# NVLink per link, as an H100 (18 links, the most of today's GPUs) sends it; a tree without it sends none.
+LINKS = [{"tx_kib_s": 1_000_000, "rx_kib_s": 972_222}] * 18 if getattr(metrics, "NVLINK", None) else None
+LINKS_EVERY = int(getattr(metrics, "NVLINK_EVERY_S", 1))  # frames, at one frame a second
 SLOW_KEYS = tuple(m.key for m in METRICS if getattr(m, "every_s", 0))
 SLOW_EVERY = 30  # frames, at one frame a second
 assert set(READING) == set(METRIC_KEYS)
@@ -110,10 +114,13 @@ class LoadAgent:
         self.seq = 0
         self.base_ts = time.time() - 1800
         # As a real agent sends them (monitoring/agent/cadence.py): slow fields once in SLOW_EVERY frames.
-        self.template = self.frame_template(SLOW_KEYS)
-        self.full_template = self.frame_template(())
+        self.templates = {
+            (slow, links): self.frame_template(() if slow else SLOW_KEYS, links)
+            for slow in (False, True)
+            for links in (False, True)
+        }
 
-    def frame_template(self, left_out) -> str:
+    def frame_template(self, left_out, with_links: bool) -> str:
         samples = []
         reading = {key: value for key, value in READING.items() if key not in left_out}
         for i, gpu in enumerate(self.uuids):
@@ -121,7 +128,8 @@ class LoadAgent:
                        "mem_used_mib": 59000, "sm_util": 95, "started_at": "__START__"}  # fmt: skip
             if self.claim is not None:
                 process["run"] = self.claim
-            samples.append({"ts": "__TS__", "gpu": gpu, **reading, "processes": [process]})
+            links = {metrics.NVLINK: LINKS} if LINKS and with_links else {}
+            samples.append({"ts": "__TS__", "gpu": gpu, **reading, **links, "processes": [process]})
         text = json.dumps({"type": "samples", "seq": "__SEQ__", "samples": samples}, separators=(",", ":"))
         return (
             text.replace('"__SEQ__"', "%(seq)d").replace('"__TS__"', "%(ts).3f").replace('"__START__"', "%(start).3f")
@@ -162,7 +170,7 @@ class LoadAgent:
                 await asyncio.sleep(max(0, next_at - time.monotonic()))
             self.seq += 1
             ts = self.base_ts + self.seq * 0.001
-            template = self.full_template if self.seq % SLOW_EVERY == 1 else self.template
+            template = self.templates[(self.seq % SLOW_EVERY == 1, self.seq % LINKS_EVERY == 1 % LINKS_EVERY)]
             text = template % {"seq": self.seq, "ts": ts, "start": ts - 600}
             self.sent[self.seq] = time.perf_counter()
             await ws.send(text)

@@ -77,6 +77,12 @@ class GPU(models.Model):
     last_sample_at = models.DateTimeField(null=True, blank=True)
     locals().update(sample_fields(blank=True))  # one column per metric of the agent protocol
     processes = models.JSONField(default=list, blank=True, help_text="Processes seen in the latest sample.")
+    nvlink = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="NVLink throughput per link as last reported, with its time: {ts, links: [{tx_kib_s, rx_kib_s}] "
+        "by link number}; null without NVLink or from an agent that sends totals only.",
+    )
 
     class Meta:
         ordering = ["node__hostname", "index"]

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from . import AGENT_VERSION, PROTOCOL
 from .jsontext import storable
-from .metrics import BY_KEY, METRIC_KEYS, in_bounds
+from .metrics import BY_KEY, LINK_METRICS, METRIC_KEYS, NVLINK, NVLINK_MAX_LINKS, in_bounds
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +97,16 @@ def _sample(ts: float, reading: dict) -> dict:
     sample = {"ts": ts, "gpu": reading["gpu"]}
     for key in METRIC_KEYS:
         sample[key] = _checked(key, reading.get(key))
+    sample[NVLINK] = _links(reading.get(NVLINK))
     sample["processes"] = reading.get("processes")
     return sample
+
+
+def _links(links: list[dict] | None) -> list[dict] | None:
+    """Per-link NVLink values, each checked against its total's range; null without NVLink."""
+    if not links:
+        return None
+    return [{m.key: _checked(m.total, link.get(m.key)) for m in LINK_METRICS} for link in links[:NVLINK_MAX_LINKS]]
 
 
 def _checked(key: str, value: object) -> int | float | None:

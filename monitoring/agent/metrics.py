@@ -212,7 +212,7 @@ METRICS: tuple[Metric, ...] = (
         0,
         BIGINT_MAX // 1024,
         dcgm_scale=1024,
-        dcgm_help="NVLink transmit throughput over all links in bytes/s.",
+        dcgm_help="NVLink transmit throughput in bytes/s: over all links, or of the one link the nvlink label names.",
     ),
     Metric(
         "nvlink_rx_kib_s",
@@ -223,7 +223,7 @@ METRICS: tuple[Metric, ...] = (
         0,
         BIGINT_MAX // 1024,
         dcgm_scale=1024,
-        dcgm_help="NVLink receive throughput over all links in bytes/s.",
+        dcgm_help="NVLink receive throughput in bytes/s: over all links, or of the one link the nvlink label names.",
     ),
     Metric(
         "energy_mj",
@@ -366,6 +366,36 @@ METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS)
 BY_KEY: dict[str, Metric] = {m.key: m for m in METRICS}
 SLOW_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS if m.every_s)
 
+
+@dataclass(frozen=True)
+class LinkMetric:
+    """One field of each entry of a sample's "nvlink" list: a per-link share of the total metric it names."""
+
+    key: str
+    total: str  # the METRICS key of the same figure over all links (its unit, range and dcgm-exporter name)
+    help: str
+
+    @property
+    def unit(self) -> str:
+        return BY_KEY[self.total].unit
+
+
+# NVLink throughput per link: a sample's "nvlink" is a list with one entry per link of the GPU (the entry's
+# position is the link's number), or null on a GPU without NVLink. A value is null while its link is inactive
+# or NVML cannot read it. Per link is the latest state only: history keeps the totals above. The agent sends
+# it every NVLINK_EVERY_S, like the health counters (18 links in every sample made the server's work per
+# sample 2.2 times as much, and every 10 s still about a tenth more); a sample without the key leaves the
+# GPU's latest per-link figures as they are, and those older than NVLINK_STALE_S are not shown.
+NVLINK = "nvlink"
+NVLINK_MAX_LINKS = 36  # NVML_NVLINK_MAX_LINKS; an A100 has 12 links, an H100 18
+NVLINK_EVERY_S = HEALTH_EVERY_S
+NVLINK_STALE_S = 3 * NVLINK_EVERY_S
+LINK_METRICS: tuple[LinkMetric, ...] = (
+    LinkMetric("tx_kib_s", "nvlink_tx_kib_s", "Transmit throughput of this link in KiB/s; null while it is inactive."),
+    LinkMetric("rx_kib_s", "nvlink_rx_kib_s", "Receive throughput of this link in KiB/s; null while it is inactive."),
+)
+LINK_KEYS: tuple[str, ...] = tuple(m.key for m in LINK_METRICS)
+
 # Bits of clocks_event_reasons, as NVML defines them (nvmlClocksEventReason*).
 CLOCKS_EVENT_REASONS: dict[str, int] = {
     "gpu_idle": 0x1,
@@ -385,6 +415,13 @@ def in_bounds(key: str, value: float) -> bool:
     """Whether value is plausible for metric key (the server rejects the rest)."""
     metric = BY_KEY[key]
     return metric.min <= value <= metric.max
+
+
+def current_links(kept: dict | None, latest_ts: float | None) -> list[dict] | None:
+    """A GPU's per-link figures as kept by the server ({"ts", "links"}), or None once they are stale."""
+    if not kept or latest_ts is None or kept["ts"] < latest_ts - NVLINK_STALE_S:
+        return None
+    return kept["links"]
 
 
 def reasons_names(mask: int) -> list[str]:

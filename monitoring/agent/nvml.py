@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import procinfo
-from .metrics import HEALTH_EVERY_S, METRIC_KEYS
+from .metrics import HEALTH_EVERY_S, LINK_METRICS, METRIC_KEYS, NVLINK, NVLINK_MAX_LINKS
 from .xid import XidWatcher
 
 log = logging.getLogger(__name__)
@@ -39,9 +39,12 @@ MEMORY_V2 = 0x02000028  # nvmlMemory_v2: the memory struct that also tells the r
 PAGE_RETIREMENT_MULTIPLE_SBE = 0
 PAGE_RETIREMENT_DBE = 1
 FI_MEMORY_TEMP = 82
-FI_NVLINK_TX_KIB = 138  # cumulative KiB over the links in scope
+FI_NVLINK_LINK_COUNT = 91
+FI_NVLINK_TX_KIB = 138  # cumulative KiB over the links in scope: one link (scopeId = its number) or all
 FI_NVLINK_RX_KIB = 139
 ALL_LINKS = 0xFFFFFFFF  # a field's scope that sums every NVLink
+NVLINK_FIELDS = {"nvlink_tx_kib_s": FI_NVLINK_TX_KIB, "nvlink_rx_kib_s": FI_NVLINK_RX_KIB}
+NVLINK_STATE_ACTIVE = 1
 VALUE_FIELDS = ("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal", "usVal")  # by nvmlValueType_t
 
 # Per-process utilization samples older than this are not looked at.
@@ -72,7 +75,8 @@ class NvmlBackend:
         self._devices: list[_Device] | None = None
         self._process_info: dict[int, dict] = {}
         self._xid = XidWatcher(self.query)
-        self._nvlink_seen: dict[str, tuple[float, int, int]] = {}
+        self._nvlink_seen: dict[str, tuple[float, list]] = {}  # the NVLink counters last read, and when
+        self._links_read: dict[str, tuple[float, list[bool]]] = {}  # which links are up, read every HEALTH_EVERY_S
         self._health_read: dict[str, tuple[float, dict]] = {}  # the slow fields are read every HEALTH_EVERY_S
 
     def start(self) -> None:
@@ -268,25 +272,42 @@ class NvmlBackend:
         }
 
     def _fields(self, device: _Device, now: float) -> dict:
-        """Memory temperature and NVLink throughput: one field-values call answers both."""
-        temp, tx, rx = self._field_values(
-            device.handle, [FI_MEMORY_TEMP, (FI_NVLINK_TX_KIB, ALL_LINKS), (FI_NVLINK_RX_KIB, ALL_LINKS)]
-        )
-        return {"mem_temp_c": temp, **self._nvlink(device.uuid, now, tx, rx)}
+        """Memory temperature and NVLink throughput, over all links and per link: one field-values call answers all."""
+        active = self._links_due(device, now)
+        totals = [(NVLINK_FIELDS[m.total], ALL_LINKS) for m in LINK_METRICS]
+        per_link = [(NVLINK_FIELDS[m.total], link) for link in range(len(active)) for m in LINK_METRICS]
+        temp, *counters = self._field_values(device.handle, [FI_MEMORY_TEMP, *totals, *per_link])
+        rates = self._rates(device.uuid, now, counters)
+        reading = {"mem_temp_c": temp, **{m.total: rate for m, rate in zip(LINK_METRICS, rates, strict=False)}}
+        reading[NVLINK] = _per_link(rates[len(totals) :], active)
+        return reading
 
-    def _nvlink(self, uuid: str, now: float, tx: int | None, rx: int | None) -> dict:
-        """NVLink throughput over all links, from the driver's cumulative KiB counters (null without NVLink)."""
-        if tx is NA or rx is NA:
-            return {"nvlink_tx_kib_s": NA, "nvlink_rx_kib_s": NA}
+    def _rates(self, uuid: str, now: float, counters: list) -> list[int | None]:
+        """Rates of the driver's cumulative KiB counters since the last reading (null: none yet, or reset)."""
         before = self._nvlink_seen.get(uuid)
-        self._nvlink_seen[uuid] = (now, tx, rx)
-        if before is None or now <= before[0] or tx < before[1] or rx < before[2]:
-            return {"nvlink_tx_kib_s": NA, "nvlink_rx_kib_s": NA}  # no rate yet, or the counters were reset
+        self._nvlink_seen[uuid] = (now, counters)
+        if before is None or now <= before[0] or len(before[1]) != len(counters):
+            return [NA] * len(counters)
         seconds = now - before[0]
-        return {
-            "nvlink_tx_kib_s": round((tx - before[1]) / seconds),
-            "nvlink_rx_kib_s": round((rx - before[2]) / seconds),
-        }
+        return [
+            NA if value is NA or old is NA or value < old else round((value - old) / seconds)
+            for value, old in zip(counters, before[1], strict=True)
+        ]
+
+    def _links_due(self, device: _Device, now: float) -> list[bool]:
+        read_at, active = self._links_read.get(device.uuid, (None, []))
+        if read_at is None or not 0 <= now - read_at < HEALTH_EVERY_S:
+            active = self._link_states(device.handle)
+            self._links_read[device.uuid] = (now, active)
+        return active
+
+    def _link_states(self, h: Any) -> list[bool]:
+        """Whether each NVLink of the GPU is up, by link number; empty on a GPU without NVLink."""
+        [count] = self._field_values(h, [FI_NVLINK_LINK_COUNT])
+        if not isinstance(count, int) or count <= 0:
+            return []
+        links = range(min(count, NVLINK_MAX_LINKS))
+        return [self.query("nvmlDeviceGetNvLinkState", h, link) == NVLINK_STATE_ACTIVE for link in links]
 
     def _field_values(self, h: Any, fields: list) -> list:
         values = self.query("nvmlDeviceGetFieldValues", h, fields)
@@ -340,6 +361,17 @@ class NvmlBackend:
             if s.pid not in latest or s.timeStamp > latest[s.pid].timeStamp:
                 latest[s.pid] = s
         return {pid: s.smUtil for pid, s in latest.items()}
+
+
+def _per_link(rates: list, active: list[bool]) -> list[dict] | None:
+    """Each link's rates in LINK_METRICS order, null while the link is down; None on a GPU without NVLink."""
+    if not active:
+        return NA
+    width = len(LINK_METRICS)
+    return [
+        {m.key: rates[link * width + i] if up else NA for i, m in enumerate(LINK_METRICS)}
+        for link, up in enumerate(active)
+    ]
 
 
 def _text(value: Any) -> str | None:

@@ -4,24 +4,27 @@ Like the rest of the simulation, a pure function of (seed, GPU index, time). On 
 logs a rare XID error (every half hour, an application fault code), and on one node in four one GPU
 has remapped memory rows with a remap pending, so the demo and the tests have something to show.
 Values a model cannot give (memory temperature on GDDR boards, NVLink on PCIe boards, page
-retirement on Ampere and later) are null, as NVML would report them.
+retirement on Ampere and later) are null, as NVML would report them. An NVLink board reports its
+links one by one too (12 on an A100, 18 on an H100), their sum being the total.
 """
 
 from __future__ import annotations
+
+from .metrics import LINK_METRICS, NVLINK
 
 XID_FIRST_S = 300
 XID_PERIOD_S = 1800
 XID_CODES = (13, 31, 43)  # graphics engine exception, memory page fault, GPU stopped: what user code causes
 BOOTED_BEFORE_START_S = 86400  # the driver has been up a day when the agent starts: energy has a history
 HBM_MODELS = ("A100", "H100")
-NVLINK_MODELS = ("SXM", "HBM3")
+NVLINK_LINKS = {"A100-SXM": 12, "H100": 18}  # links per GPU of the simulated models that have NVLink
 CONSUMER_MODELS = ("GeForce",)
 
 
 def health(model, seed: int, index: int, elapsed: float, reading: dict) -> dict:
     """The health fields of one simulated reading; reading holds its util_gpu, temp_c and power_w."""
     hbm = any(name in model.name for name in HBM_MODELS)
-    nvlink = any(name in model.name for name in NVLINK_MODELS)
+    links = nvlink_links(model)
     consumer = any(name in model.name for name in CONSUMER_MODELS)
     busy = reading["util_gpu"] >= 50
     xid_count = xid_events(seed, index, elapsed)
@@ -44,9 +47,24 @@ def health(model, seed: int, index: int, elapsed: float, reading: dict) -> dict:
         "remapped_uncorrectable": None if consumer else (1 if remaps else 0),
         "remap_pending": None if consumer else int(remaps),
         "remap_failure": None if consumer else 0,
-        "nvlink_tx_kib_s": (18_000_000 if busy else 2_000) if nvlink else None,
-        "nvlink_rx_kib_s": (17_500_000 if busy else 2_000) if nvlink else None,
+        **nvlink(links, busy),
     }
+
+
+def nvlink_links(model) -> int:
+    return next((count for name, count in NVLINK_LINKS.items() if name in model.name), 0)
+
+
+def nvlink(links: int, busy: bool) -> dict:
+    """NVLink totals and each link's share of them (an even split, the remainder on link 0)."""
+    totals = {"nvlink_tx_kib_s": 18_000_000 if busy else 2_000, "nvlink_rx_kib_s": 17_500_000 if busy else 2_000}
+    if not links:
+        return {**dict.fromkeys(totals), NVLINK: None}
+    per_link = [
+        {m.key: totals[m.total] // links + (totals[m.total] % links if link == 0 else 0) for m in LINK_METRICS}
+        for link in range(links)
+    ]
+    return {**totals, NVLINK: per_link}
 
 
 def xid_events(seed: int, index: int, elapsed: float) -> int:

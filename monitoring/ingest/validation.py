@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from django.db import models
 
 from monitoring.agent.jsontext import JsonTextError, loads, text_problem
-from monitoring.agent.metrics import METRICS
+from monitoring.agent.metrics import BY_KEY, LINK_METRICS, METRICS, NVLINK, NVLINK_MAX_LINKS
 from monitoring.models import GPUSample
 
 MAX_ERRORS_REPORTED = 10
@@ -57,12 +57,14 @@ class FrameError(Exception):
 
 @dataclass(frozen=True)
 class Sample:
-    """One GPU's reading: its UUID, UNIX ts, metric values in METRICS order, and its processes."""
+    """One GPU's reading: its UUID, UNIX ts, metric values in METRICS order, its processes, and its NVLink
+    throughput per link ({LINK_METRICS key: value} per link; [] without NVLink; None when not in the sample)."""
 
     uuid: str
     ts: float
     values: tuple
     processes: list[dict] | None
+    links: list[dict] | None = None
 
 
 @dataclass(frozen=True)
@@ -203,10 +205,11 @@ def check_sample(
     elif ts < now - PAST_LIMIT_S:
         problems.add("bad_ts", f"{path}.ts", f"{now - ts:.0f} s old; the agent buffer holds {PAST_LIMIT_S:.0f} s")
     values = check_metrics(raw, path, problems)
+    links = check_links(raw[NVLINK], f"{path}.{NVLINK}", problems) if NVLINK in raw else None
     processes = check_processes(raw.get("processes"), f"{path}.processes", now, problems, texts_storable)
     if len(problems.items) > before:
         return None
-    return Sample(uuid, float(ts), values, processes)
+    return Sample(uuid, float(ts), values, processes, links)
 
 
 # (key, lowest, highest, whole numbers only), in METRICS order.
@@ -234,6 +237,34 @@ def check_metrics(raw: dict, path: str, problems: Problems) -> tuple:
             problems.add("bad_payload", f"{path}.{key}", why)
             values.append(None)
     return tuple(values)
+
+
+# (key, lowest, highest) of each per-link value: its total's range.
+LINK_SPECS = tuple((m.key, BY_KEY[m.total].min, BY_KEY[m.total].max) for m in LINK_METRICS)
+
+
+def check_links(raw: object, path: str, problems: Problems) -> list[dict] | None:
+    """Per-link NVLink values; [] for null (a GPU without NVLink)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or len(raw) > NVLINK_MAX_LINKS:
+        problems.add("bad_payload", path, f"a list of at most {NVLINK_MAX_LINKS} links or null is required")
+        return None
+    links = []
+    for number, link in enumerate(raw):
+        if not isinstance(link, dict):
+            problems.add("bad_payload", f"{path}[{number}]", "an object is required")
+            continue
+        values = {}
+        for key, low, high in LINK_SPECS:
+            value = link.get(key)
+            kind = type(value)
+            if value is None or ((kind is int or (kind is float and value.is_integer())) and low <= value <= high):
+                values[key] = None if value is None else int(value)
+            else:
+                problems.add("bad_payload", f"{path}[{number}].{key}", number_problem(value, low, high) or "not whole")
+        links.append(values)
+    return links
 
 
 def check_processes(raw: object, path: str, now: float, problems: Problems, texts_storable: bool) -> list[dict] | None:

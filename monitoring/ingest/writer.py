@@ -17,7 +17,7 @@ import psycopg
 from django.db import connection, models, transaction
 
 from fleet.choices import NodeStatus
-from monitoring.agent.metrics import METRIC_KEYS, SLOW_KEYS
+from monitoring.agent.metrics import METRIC_KEYS, NVLINK, SLOW_KEYS
 from monitoring.ingest.claims import check_claims
 from monitoring.ingest.resume import advance
 from monitoring.ingest.validation import Sample
@@ -112,8 +112,10 @@ def latest_value(key: str, new: str, table: str = "gpu") -> str:
 SLOW_RETURNED = "".join(f", gpu.{key}" for key in SLOW_KEYS)
 UPDATE_LATEST = f"""
     UPDATE fleet_gpu AS gpu SET last_sample_at = to_timestamp(v.t), processes = v.processes::jsonb,
+        {NVLINK} = COALESCE(v.links::jsonb, gpu.{NVLINK}),
         {", ".join(f"{key} = {latest_value(key, f'v.m_{key}')}" for key in METRIC_KEYS)}
-    FROM unnest(%b::bigint[], %b::float8[], %b::text[], {METRIC_ARRAYS}) AS v(g, t, processes, {METRIC_ALIASES})
+    FROM unnest(%b::bigint[], %b::float8[], %b::text[], %b::text[], {METRIC_ARRAYS})
+        AS v(g, t, processes, links, {METRIC_ALIASES})
     WHERE gpu.id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
     RETURNING gpu.id{SLOW_RETURNED}
 """
@@ -193,7 +195,7 @@ def write_frames(frames: list[Frame], now: datetime, method: str = "copy") -> Fl
         else:
             insert_samples(cursor, samples)
             insert_processes(cursor, samples)
-        updated = update_latest(cursor, latest_per_gpu(samples))
+        updated = update_latest(cursor, latest_per_gpu(samples), newest_links(samples))
         node_ids = sorted({frame.node_id for frame in frames})
         cursor.execute(MARK_SEEN, [now, node_ids])
         online = mark_online(cursor, node_ids, now)
@@ -291,15 +293,42 @@ def latest_per_gpu(samples: list[tuple[GPURef, Sample]]) -> dict[int, tuple[GPUR
     return latest
 
 
-def update_latest(cursor, latest: dict[int, tuple[GPURef, Sample]]) -> list[tuple[GPURef, Sample, dict]]:
+def newest_links(samples: list[tuple[GPURef, Sample]]) -> dict[int, Sample]:
+    """Each GPU's newest sample with per-link NVLink figures: a replayed backlog may carry them in an older one."""
+    newest: dict[int, Sample] = {}
+    for ref, sample in samples:
+        if sample.links is not None and (ref.id not in newest or newest[ref.id].ts < sample.ts):
+            newest[ref.id] = sample
+    return newest
+
+
+def update_latest(
+    cursor, latest: dict[int, tuple[GPURef, Sample]], links: dict[int, Sample] | None = None
+) -> list[tuple[GPURef, Sample, dict]]:
     """Move each GPU's latest state forward; returns the GPUs whose state moved, with their slow fields now."""
     if not latest:
         return []
     pairs = [latest[gpu_id] for gpu_id in sorted(latest)]  # one lock order for every flush
-    rows = [(ref.id, sample.ts, json.dumps(sample.processes), *sample.values) for ref, sample in pairs]
+    links = links or {}
+    rows = [
+        (ref.id, sample.ts, json.dumps(sample.processes), links_json(links.get(ref.id)), *sample.values)
+        for ref, sample in pairs
+    ]
     cursor.execute(UPDATE_LATEST, [list(column) for column in zip(*rows, strict=True)])
     kept = {row[0]: dict(zip(SLOW_KEYS, row[1:], strict=True)) for row in cursor.fetchall()}
     return [(ref, sample, kept[ref.id]) for ref, sample in pairs if ref.id in kept]
+
+
+def kept_links(sample: Sample) -> dict | None:
+    """Per-link NVLink values as the GPU row keeps them, with their time (metrics.current_links reads them)."""
+    return {"ts": sample.ts, "links": sample.links} if sample.links else None
+
+
+def links_json(sample: Sample | None) -> str | None:
+    """kept_links as JSON (null for a GPU without NVLink); NULL, keeping the GPU's latest, when the sample has none."""
+    if sample is None or sample.links is None:
+        return None
+    return json.dumps(kept_links(sample))
 
 
 def mark_online(cursor, node_ids: list[int], now: datetime) -> list[str]:
@@ -342,6 +371,8 @@ def update_dict(ref: GPURef, sample: Sample, slow: dict) -> dict:
     update = {"uuid": ref.uuid, "node": ref.hostname, "index": ref.index, "ts": sample.ts}
     update.update(zip(METRIC_KEYS, sample.values, strict=True))
     update.update(slow)
+    if sample.links is not None:  # a live update carries per-link figures only when its sample brought them
+        update[NVLINK] = kept_links(sample)
     update["memory_total_mib"] = ref.memory_total_mib
     update["processes"] = sample.processes
     return update
@@ -360,6 +391,7 @@ INSERT_PROCESS_ONE = """
 """
 UPDATE_ONE = f"""
     UPDATE fleet_gpu AS gpu SET last_sample_at = to_timestamp(%s), processes = %s::jsonb,
+        {NVLINK} = COALESCE(%s::jsonb, gpu.{NVLINK}),
         {", ".join(f"{key} = {latest_value(key, '%s')}" for key in METRIC_KEYS)}
     WHERE id = %s AND (last_sample_at IS NULL OR last_sample_at < to_timestamp(%s))
     RETURNING gpu.id{SLOW_RETURNED}
@@ -377,7 +409,7 @@ def write_one_by_one(frame: Frame, now: datetime) -> FlushResult:
             for p in sample.processes or ():
                 process = [p["pid"], p["user"], p["name"], p["cmdline"], p["mem_used_mib"], p["sm_util"]]
                 cursor.execute(INSERT_PROCESS_ONE, [ref.id, sample.ts, *process, p["started_at"], p.get("run")])
-            latest = [sample.ts, json.dumps(sample.processes), *sample.values, ref.id, sample.ts]
+            latest = [sample.ts, json.dumps(sample.processes), links_json(sample), *sample.values, ref.id, sample.ts]
             cursor.execute(UPDATE_ONE, latest)
             if (row := cursor.fetchone()) is not None:
                 moved.append((ref, sample, dict(zip(SLOW_KEYS, row[1:], strict=True))))

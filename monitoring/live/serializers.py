@@ -13,7 +13,15 @@ from rest_framework import serializers
 from fleet.availability import memory_holders
 from fleet.choices import NodeStatus, ThrottleReason, UtilizationBand
 from fleet.owners import believed_run, owner_key
-from monitoring.agent.metrics import CLOCKS_EVENT_REASONS, METRICS, Metric
+from monitoring.agent.metrics import (
+    CLOCKS_EVENT_REASONS,
+    LINK_KEYS,
+    LINK_METRICS,
+    METRICS,
+    NVLINK,
+    Metric,
+    current_links,
+)
 from monitoring.health.status import health_marks
 
 THROTTLE_BITS = {
@@ -80,7 +88,25 @@ def metric_field(metric: Metric) -> serializers.Field:
 
 # What DRF's FloatField and IntegerField do to a metric's value, done without a field call per metric.
 METRIC_CASTS = tuple((metric.key, float if metric.gauge else int) for metric in METRICS)
-METRIC_KEY_SET = frozenset(key for key, _ in METRIC_CASTS)
+METRIC_KEY_SET = frozenset(key for key, _ in METRIC_CASTS) | {NVLINK}
+STATE_KEYS = (*METRIC_KEY_SET, "ts")  # what the fast path reads from a state that is not a mapping
+
+
+def links_representation(state: Mapping) -> list[dict] | None:
+    """Per-link NVLink values as the API writes them (whole numbers or null), without a DRF field call each;
+    null without NVLink, or when the GPU's latest ones are stale (metrics.current_links)."""
+    links = current_links(state.get(NVLINK), state.get("ts"))
+    if links is None:
+        return None
+    return [{key: None if (value := link.get(key)) is None else int(value) for key in LINK_KEYS} for link in links]
+
+
+class NvLinkSerializer(serializers.Serializer):
+    """One NVLink of a GPU; its position in the list is the link's number."""
+
+    locals().update(
+        {m.key: nullable(serializers.IntegerField, help_text=f"{m.help} Unit: {m.unit}.") for m in LINK_METRICS}
+    )
 
 
 class FastMetricValues:
@@ -89,13 +115,23 @@ class FastMetricValues:
 
     @property
     def _readable_fields(self):
-        return (field for field in super()._readable_fields if field.field_name not in METRIC_KEY_SET)
+        # DRF walks every declared field for every state; the metric fields left out are most of them, so
+        # the list is made once per serializer (a batch of states), not once per state.
+        readable = self.__dict__.get("_fast_readable")
+        if readable is None:
+            readable = [field for field in super()._readable_fields if field.field_name not in METRIC_KEY_SET]
+            self.__dict__["_fast_readable"] = readable
+        return readable
 
     def to_representation(self, instance) -> dict:
         data = super().to_representation(instance)
+        # One Mapping check per state, not one per metric (an ABC isinstance is slow).
+        state = instance if isinstance(instance, Mapping) else {key: getattr(instance, key, None) for key in STATE_KEYS}
         for key, cast in METRIC_CASTS:
-            value = instance.get(key) if isinstance(instance, Mapping) else getattr(instance, key, None)
+            value = state.get(key)
             data[key] = None if value is None else cast(value)
+        if NVLINK in state:  # a live update without it leaves the page's per-link figures as they are
+            data[NVLINK] = links_representation(state)
         return data
 
 
@@ -103,7 +139,18 @@ class FastMetricValues:
 MetricsSerializer = serializers.SerializerMetaclass(
     "MetricsSerializer",
     (FastMetricValues, serializers.Serializer),
-    {"__module__": __name__, **{metric.key: metric_field(metric) for metric in METRICS}},
+    {
+        "__module__": __name__,
+        **{metric.key: metric_field(metric) for metric in METRICS},
+        NVLINK: NvLinkSerializer(
+            many=True,
+            allow_null=True,
+            required=False,
+            default=None,
+            help_text="NVLink throughput per link, by link number, read at most 90 s before the latest sample; "
+            "null on a GPU without NVLink (totals: nvlink_tx_kib_s, nvlink_rx_kib_s).",
+        ),
+    },
 )
 
 

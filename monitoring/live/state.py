@@ -6,7 +6,7 @@ from fleet.choices import NodeStatus, UtilizationBand
 from fleet.models import GPU, Node
 from fleet.owners import owner_key, owner_usernames
 from fleet.reservations.booking import current_holders
-from monitoring.agent.metrics import METRIC_KEYS
+from monitoring.agent.metrics import METRIC_KEYS, NVLINK
 from monitoring.health.status import last_burnins
 from monitoring.live.serializers import FleetSummarySerializer, NodeSerializer
 
@@ -22,6 +22,7 @@ GPU_COLUMNS = (
     "last_sample_at",
     "memory_total_mib",
     "processes",
+    NVLINK,
     "name",
     "model__name",
     "power_limit_w",
@@ -47,6 +48,7 @@ def gpu_record(row: dict, hostname: str) -> dict:
         ts=unix(row["last_sample_at"]),
         memory_total_mib=row["memory_total_mib"],
         processes=row["processes"] or [],
+        nvlink=row[NVLINK],
         name=row["name"],
         model=row["model__name"],
         power_limit_w=row["power_limit_w"],

@@ -1,7 +1,9 @@
 """GPU families with dcgm-exporter's metric names, label names and units, from each GPU's latest state.
 
-So the stock DCGM dashboards and alert rules work unchanged. A value a GPU could not report is left
-out, never 0; a GPU whose node went silent, or that its node no longer reports, is left out too, so
+So the stock DCGM dashboards and alert rules work unchanged. NVLink throughput per link joins its
+total's family with an `nvlink` label (the link's number), as dcgm-exporter writes its NVLink-entity
+series; the total is the series without that label. A value a GPU could not report is left out,
+never 0; a GPU whose node went silent, or that its node no longer reports, is left out too, so
 Prometheus marks its series stale instead of repeating an old reading.
 """
 
@@ -12,7 +14,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from fleet.models import GPU
-from monitoring.agent.metrics import METRICS
+from monitoring.agent.metrics import LINK_METRICS, METRICS, LinkMetric, current_links
 from monitoring.ingest.presence import silence_limit
 from monitoring.prometheus.exposition import Sample, family
 
@@ -53,9 +55,26 @@ def gpu_families(gpus: list[GPU]) -> list[str]:
         samples: list[Sample] = [
             (labels, scaled(getattr(gpu, metric.key), metric.dcgm_scale)) for gpu, labels in labelled
         ]
+        for link_metric in LINK_METRICS:
+            if link_metric.total == metric.key:
+                samples += link_samples(link_metric, labelled, metric.dcgm_scale)
         lines += family(metric.dcgm, metric.dcgm_help or metric.help, metric.prometheus, samples)
     free = [(labels, gpu.memory_total_mib - gpu.mem_used_mib) for gpu, labels in labelled if has_free_memory(gpu)]
     return lines + family(*FB_FREE, "gauge", free)
+
+
+def link_samples(link_metric: LinkMetric, labelled: list[tuple[GPU, dict]], scale: int) -> list[Sample]:
+    """One series per NVLink of each GPU that reports its links, labelled with the link's number."""
+    return [
+        ({**labels, "nvlink": str(number)}, scaled(link.get(link_metric.key), scale))
+        for gpu, labels in labelled
+        for number, link in enumerate(links_of(gpu))
+    ]
+
+
+def links_of(gpu: GPU) -> list[dict]:
+    latest = gpu.last_sample_at.timestamp() if gpu.last_sample_at else None
+    return current_links(gpu.nvlink, latest) or []
 
 
 def scaled(value: float | None, scale: int) -> float | None:

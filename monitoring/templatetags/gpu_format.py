@@ -25,6 +25,22 @@ def half_up(value: float) -> int:
     return math.floor(value + 0.5)
 
 
+def gb_s(kib_s) -> str:
+    """A KiB/s figure in GB/s with one decimal, or N/A (NVLink's unit on datasheets)."""
+    return NA if kib_s is None else f"{kib_s * 1024 / 1e9:.1f}"
+
+
+@register.filter
+def link_rates(link: dict) -> str:
+    """One NVLink's "TX / RX" in GB/s; N/A while the link is down."""
+    return f"{gb_s(link.get('tx_kib_s'))} / {gb_s(link.get('rx_kib_s'))}"
+
+
+@register.filter
+def nvlink_total(gpu: dict) -> str:
+    return f"{gb_s(gpu.get('nvlink_tx_kib_s'))} / {gb_s(gpu.get('nvlink_rx_kib_s'))} GB/s"
+
+
 @register.filter
 def gib(mib) -> str:
     return NA if mib is None else f"{mib / 1024:.1f}"

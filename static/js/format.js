@@ -14,6 +14,15 @@ const Fmt = {
     return mib === null || mib === undefined ? Fmt.NA : (mib / 1024).toFixed(1);
   },
 
+  // A KiB/s figure in GB/s with one decimal (NVLink's unit on datasheets).
+  gbs(kibs) {
+    return kibs === null || kibs === undefined ? Fmt.NA : ((kibs * 1024) / 1e9).toFixed(1);
+  },
+
+  linkRates(link) {
+    return `${Fmt.gbs(link.tx_kib_s)} / ${Fmt.gbs(link.rx_kib_s)}`;
+  },
+
   memText(gpu) {
     return `${Fmt.gib(gpu.mem_used_mib)} / ${Fmt.gib(gpu.memory_total_mib)} GiB`;
   },

@@ -39,6 +39,16 @@ def busy_gpu(cast, gpu_models):
         temp_c=71,
         clocks_event_reasons=0x40,
         processes=processes,
+        # An H100's 18 NVLinks, link 5 down.
+        nvlink_tx_kib_s=17 * 1_000_000,
+        nvlink_rx_kib_s=17 * 900_000,
+        nvlink={
+            "ts": now.timestamp(),
+            "links": [
+                {"tx_kib_s": None, "rx_kib_s": None} if link == 5 else {"tx_kib_s": 1_000_000, "rx_kib_s": 900_000}
+                for link in range(18)
+            ],
+        },
     )
 
 
@@ -71,6 +81,10 @@ def test_the_fleet_node_and_gpu_pages_fit_390_px_without_horizontal_scrolling(br
         expect(page.locator("[data-live-state]")).to_have_text("live")
         if path != "/fleet/":
             expect(page.locator(".chart .main-svg").first).to_be_visible()
+        if "/gpus/" in path:
+            expect(page.locator(".nvlink-links li")).to_have_count(18)
+            expect(page.locator("[data-link='5']")).to_have_text("L5 N/A / N/A")
+            expect(page.locator("[data-link='0']")).to_have_text("L0 1.0 / 0.9")
         sizes = overflow(page)
         if sizes["scrollWidth"] > sizes["clientWidth"]:
             too_wide[path] = sizes

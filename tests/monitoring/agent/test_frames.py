@@ -37,7 +37,7 @@ def test_a_samples_frame_reads_every_gpu_at_one_unix_time():
     assert isinstance(frame["samples"][0]["ts"], float)
     assert abs(frame["samples"][0]["ts"] - time.time()) < 5
     for sample in frame["samples"]:
-        assert list(sample) == ["ts", "gpu", *METRIC_KEYS, "processes"]
+        assert list(sample) == ["ts", "gpu", *METRIC_KEYS, "nvlink", "processes"]
 
 
 def test_an_implausible_reading_is_sent_as_null_and_logged_once(caplog):
@@ -50,6 +50,20 @@ def test_an_implausible_reading_is_sent_as_null_and_logged_once(caplog):
     assert [f["samples"][0]["temp_c"] for f in frames] == [None, None]
     assert frames[0]["samples"][0]["util_gpu"] == 97
     assert len([r for r in caplog.records if "temp_c" in r.getMessage()]) == 1
+
+
+def test_each_nvlink_is_checked_against_its_totals_range_and_a_gpu_without_links_sends_null():
+    sim = Simulator(2, "gpu-node-01", seed=1, model="NVIDIA A100-SXM4-80GB")
+    readings = sim.sample(time.time())
+    readings[0]["nvlink"][3] = {"tx_kib_s": -5, "rx_kib_s": 10}
+    readings[1]["nvlink"] = []
+    sim.sample = lambda now: readings
+
+    first, second = samples_frame(sim, 1)["samples"]
+
+    assert len(first["nvlink"]) == 12
+    assert first["nvlink"][3] == {"tx_kib_s": None, "rx_kib_s": 10}
+    assert second["nvlink"] is None
 
 
 def test_frames_encode_as_compact_json_with_nulls():

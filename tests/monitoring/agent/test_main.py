@@ -31,7 +31,7 @@ def test_once_prints_a_hello_and_a_samples_frame_as_json():
     assert [g["name"] for g in hello["gpus"]] == ["NVIDIA L40S", "NVIDIA L40S"]
     assert samples["type"] == "samples" and samples["seq"] == 1
     assert [s["gpu"] for s in samples["samples"]] == [g["uuid"] for g in hello["gpus"]]
-    assert set(samples["samples"][0]) == {"ts", "gpu", *METRIC_KEYS, "processes"}
+    assert set(samples["samples"][0]) == {"ts", "gpu", *METRIC_KEYS, "nvlink", "processes"}
 
 
 @pytest.mark.skipif(ctypes.util.find_library("nvidia-ml") is not None, reason="this machine has NVML")

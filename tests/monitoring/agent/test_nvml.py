@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from monitoring.agent.metrics import METRIC_KEYS
-from monitoring.agent.nvml import NvmlBackend, NvmlUnavailable
+from monitoring.agent.nvml import ALL_LINKS, NvmlBackend, NvmlUnavailable
 
 from .fake_nvml import (
     FUNCTION_NOT_FOUND,
@@ -18,6 +18,7 @@ from .fake_nvml import (
     NOT_SUPPORTED,
     FakeGpu,
     FakeNvml,
+    field_error,
     field_value,
     field_values,
     nvml_error,
@@ -44,7 +45,7 @@ def test_it_reads_every_declared_metric_of_a_healthy_gpu():
 
     [reading] = backend.sample(NOW)
 
-    assert set(reading) == {"gpu", *METRIC_KEYS, "processes"}
+    assert set(reading) == {"gpu", *METRIC_KEYS, "nvlink", "processes"}
     assert reading["gpu"] == "GPU-00000000-0000-0000-0000-000000000000"
     assert reading["util_gpu"] == 97
     assert reading["util_mem"] == 41
@@ -362,3 +363,67 @@ def test_nvlink_throughput_is_the_rate_of_the_drivers_cumulative_counters():
     assert (first["nvlink_tx_kib_s"], first["nvlink_rx_kib_s"]) == (None, None)  # no rate from one reading
     assert (second["nvlink_tx_kib_s"], second["nvlink_rx_kib_s"]) == (2_000_000, 500_000)
     assert second["mem_temp_c"] is None  # this fake answers only the NVLink fields
+
+
+def nvlink_gpu(counters: dict, link_count=None, states=None, **answers):
+    """A GPU whose NVLink counters answer per link (scopeId = the link) and over all links (ALL_LINKS)."""
+    link_count = field_value(len(counters["tx"])) if link_count is None else link_count
+
+    def fields(requested):
+        answers = []
+        for field in requested:
+            field_id, scope = field if isinstance(field, tuple) else (field, None)
+            if field_id == 91:
+                answers.append(link_count)
+            elif field_id in (138, 139):
+                per_link = counters["tx" if field_id == 138 else "rx"]
+                answers.append(field_value(sum(per_link) if scope == ALL_LINKS else per_link[scope]))
+            else:
+                answers.append(field_error())
+        return answers
+
+    states = states or [1] * len(counters["tx"])
+    return FakeGpu(0, nvmlDeviceGetFieldValues=fields, nvmlDeviceGetNvLinkState=lambda link: states[link], **answers)
+
+
+def test_nvlink_throughput_per_link_is_each_links_counter_rate_and_null_while_a_link_is_down():
+    counters = {"tx": [1_000, 5_000, 7_000], "rx": [2_000, 2_000, 9_000]}
+    backend, _ = backend_for(nvlink_gpu(counters, states=[1, 0, 1]))
+
+    [first] = backend.sample(NOW)
+    counters["tx"] = [1_000 + 2_000_000, 5_000, 7_000 + 600_000]
+    counters["rx"] = [2_000 + 400_000, 2_000, 9_000]
+    [second] = backend.sample(NOW + 2)
+
+    assert first["nvlink"] == [{"tx_kib_s": None, "rx_kib_s": None}] * 3  # no rate from one reading
+    assert second["nvlink"] == [
+        {"tx_kib_s": 1_000_000, "rx_kib_s": 200_000},
+        {"tx_kib_s": None, "rx_kib_s": None},  # link 1 is down: null, never 0
+        {"tx_kib_s": 300_000, "rx_kib_s": 0},
+    ]
+    assert (second["nvlink_tx_kib_s"], second["nvlink_rx_kib_s"]) == (1_300_000, 200_000)  # totals as before
+
+
+def test_a_gpu_whose_nvml_does_not_support_nvlink_reports_no_links_and_null_totals():
+    backend, lib = backend_for(FakeGpu(0))  # the default fake answers NOT_SUPPORTED for every NVLink field
+
+    backend.sample(NOW)
+    [reading] = backend.sample(NOW + 1)
+
+    assert (reading["nvlink"], reading["nvlink_tx_kib_s"]) == (None, None)
+    assert "nvmlDeviceGetNvLinkState" not in lib.calls
+
+
+def test_a_link_whose_counter_is_not_supported_is_null_and_link_states_are_read_at_the_health_cadence():
+    counters = {"tx": [10, 20], "rx": [30, 40]}
+    gpu = nvlink_gpu(counters)
+    backend, lib = backend_for(gpu)
+    backend.sample(NOW)
+    fields = gpu.answers["nvmlDeviceGetFieldValues"]
+    gpu.answers["nvmlDeviceGetFieldValues"] = lambda requested: [
+        field_error() if f == (138, 1) else answer for f, answer in zip(requested, fields(requested), strict=True)
+    ]
+    [reading] = backend.sample(NOW + 1)
+
+    assert reading["nvlink"] == [{"tx_kib_s": 0, "rx_kib_s": 0}, {"tx_kib_s": None, "rx_kib_s": 0}]
+    assert lib.calls.count("nvmlDeviceGetNvLinkState") == 2  # once per link, not once per sample

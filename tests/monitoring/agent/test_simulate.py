@@ -142,3 +142,17 @@ def test_the_simulation_shows_rare_xid_errors_and_a_gpu_with_remapped_rows():
 def test_boards_without_hbm_or_nvlink_report_those_as_null():
     [reading] = Simulator(1, "gpu-4090-01", seed=1, model="NVIDIA GeForce RTX 4090").sample(time.time())
     assert (reading["mem_temp_c"], reading["nvlink_tx_kib_s"], reading["remapped_correctable"]) == (None, None, None)
+    assert reading["nvlink"] is None
+
+
+@pytest.mark.parametrize(
+    ("model", "links"), [("NVIDIA A100-SXM4-80GB", 12), ("NVIDIA H100 80GB HBM3", 18), ("NVIDIA L40S", 0)]
+)
+def test_nvlink_boards_report_each_link_and_the_links_add_up_to_the_total(model, links):
+    for reading in Simulator(8, "gpu-node-01", seed=3, model=model).sample(1_000_000.0 + 60):
+        if not links:
+            assert (reading["nvlink"], reading["nvlink_rx_kib_s"]) == (None, None)
+            continue
+        assert len(reading["nvlink"]) == links
+        assert sum(link["tx_kib_s"] for link in reading["nvlink"]) == reading["nvlink_tx_kib_s"]
+        assert sum(link["rx_kib_s"] for link in reading["nvlink"]) == reading["nvlink_rx_kib_s"]

@@ -121,6 +121,11 @@ async def test_it_refuses_nan_and_infinities(agent, token, detail):
         ({"mem_used_mib": "60211"}, "samples[2].mem_used_mib: not a number"),
         ({"ecc_volatile": 1.5}, "samples[2].ecc_volatile: not a whole number"),
         ({"sm_clock_mhz": True}, "samples[2].sm_clock_mhz: not a number"),
+        ({"nvlink": "fast"}, "samples[2].nvlink: a list of at most 36 links or null is required"),
+        ({"nvlink": [{"tx_kib_s": 1, "rx_kib_s": 1}] * 37}, "samples[2].nvlink: a list of at most 36 links"),
+        ({"nvlink": [{"tx_kib_s": 1}, 5]}, "samples[2].nvlink[1]: an object is required"),
+        ({"nvlink": [{"tx_kib_s": -1, "rx_kib_s": 0}]}, "samples[2].nvlink[0].tx_kib_s: negative"),
+        ({"nvlink": [{"tx_kib_s": 0, "rx_kib_s": "9"}]}, "samples[2].nvlink[0].rx_kib_s: not a number"),
     ],
 )
 async def test_it_refuses_out_of_bounds_values_field_by_field(agent, values, detail):

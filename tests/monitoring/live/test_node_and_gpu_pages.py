@@ -53,6 +53,21 @@ def test_a_gpu_page_shows_details_processes_and_six_charts(client, cast, fleet):
     assert len(re.findall(r'data-chart="\w+"', body)) == 6
 
 
+def test_a_gpu_page_lists_each_nvlink_with_a_down_link_as_na(client, cast, fleet):
+    gpu = GPU.objects.get(uuid="GPU-live-0")
+    links = [{"tx_kib_s": 2_441_406, "rx_kib_s": 976_562}, {"tx_kib_s": None, "rx_kib_s": None}]
+    gpu.nvlink_tx_kib_s, gpu.nvlink_rx_kib_s = 2_441_406, 976_562
+    gpu.nvlink = {"ts": gpu.last_sample_at.timestamp() - 5, "links": links}
+    gpu.save()
+    client.force_login(cast["owner"])
+    body = client.get("/fleet/gpus/GPU-live-0/").content.decode()
+    assert 'All links: <span data-field="nvlink_total">2.5 / 1.0 GB/s</span>' in body
+    links = re.findall(r'data-link="(\d+)"><span class="link-name">L\d+</span> <span data-link-rates>([^<]+)<', body)
+    assert links == [("0", "2.5 / 1.0"), ("1", "N/A / N/A")]
+    other = client.get("/fleet/gpus/GPU-live-1/").content.decode()
+    assert 'id="nvlink"' not in other  # no NVLink: no card
+
+
 def test_a_gpu_page_without_any_sample_is_all_na(client, cast, fleet):
     client.force_login(cast["owner"])
     body = client.get("/fleet/gpus/GPU-live-2/").content.decode()
