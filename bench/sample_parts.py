@@ -1,0 +1,89 @@
+"""The ingest's per-sample parts timed in process: what a wider sample costs where (no database needed).
+
+    SECRET_KEY=dev DATABASE_URL=postgresql://unused@127.0.0.1:1/x REDIS_URL=redis://127.0.0.1:1/0 \\
+        python bench/sample_parts.py [--calls 1000] [--repeats 5]
+
+One 8-GPU frame as bench/ingest.py sends it (a frame without the slow fields, and one with per-link NVLink
+figures where the tree has them): parsing and the shape walk, the per-sample checks, the live update dicts
+and serializing live states in a tick of 128 GPUs. Best of --repeats, in µs of CPU. Run it in two trees to
+compare them (docs/benchmarks.md#the-wider-sample-dcgm-depth-fields-issue-18).
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(BASE_DIR), str(BASE_DIR / "bench")]
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fleet.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from ingest import LINKS, READING, SLOW_KEYS  # noqa: E402
+
+from monitoring.agent import metrics  # noqa: E402
+from monitoring.agent.jsontext import loads  # noqa: E402
+from monitoring.ingest.validation import check_samples  # noqa: E402
+from monitoring.ingest.writer import GPURef, update_dict  # noqa: E402
+from monitoring.live.serializers import GPUStateSerializer  # noqa: E402
+
+GPUS = 8
+
+
+def frame(now: float, links) -> str:
+    process = {"pid": 4000, "user": "alice", "name": "python", "cmdline": "python train.py --lr 3e-4",
+               "mem_used_mib": 59000, "sm_util": 95, "started_at": now - 100}  # fmt: skip
+    reading = {key: value for key, value in READING.items() if key not in SLOW_KEYS}
+    extra = {metrics.NVLINK: links} if links else {}
+    samples = [{"ts": now - 1, "gpu": f"GPU-{i}", **reading, **extra, "processes": [process]} for i in range(GPUS)]
+    return json.dumps({"type": "samples", "seq": 1, "samples": samples}, separators=(",", ":"))
+
+
+def best_us(fn, calls: int, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        for _ in range(calls):
+            fn()
+        times.append((time.process_time() - start) / calls * 1e6)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    now, known = time.time(), {f"GPU-{i}" for i in range(GPUS)}
+    text = frame(now, None)
+    parsed = loads(text)
+    samples = check_samples(parsed, known, now).samples
+    pairs = [(GPURef(i, f"GPU-{i}", i, "bench", 81559), sample) for i, sample in enumerate(samples)]
+    slow = {key: 0 for key in metrics.SLOW_KEYS}
+    states = [update_dict(ref, sample, slow) for ref, sample in pairs] * 16
+
+    def timed(fn, calls=args.calls):
+        return best_us(fn, calls, args.repeats)
+
+    print(f"{len(metrics.METRIC_KEYS)} metrics; one {GPUS}-GPU frame of {len(text):,} bytes; µs of CPU, best of "
+          f"{args.repeats}")  # fmt: skip
+    print(f"parse and shape walk: {timed(lambda: loads(text)):.0f}")
+    print(f"check_samples: {timed(lambda: check_samples(parsed, known, now)):.0f}")
+    print(f"update_dict x {GPUS}: {timed(lambda: [update_dict(ref, sample, slow) for ref, sample in pairs]):.0f}")
+    per_tick = timed(
+        lambda: GPUStateSerializer(states, many=True, context={"owners": {}}).data, max(args.calls // 50, 5)
+    )
+    print(f"one live state, in a tick of {len(states)}: {per_tick / len(states):.1f}")
+    if LINKS:
+        linked = frame(now, LINKS)
+        cost = timed(lambda: check_samples(loads(linked), known, now))
+        print(f"parse and check, {len(LINKS)} links per GPU ({len(linked):,} bytes): {cost:.0f}")
+
+
+if __name__ == "__main__":
+    main()
