@@ -43,3 +43,18 @@ class JsonTextFrames:
 
     async def send_error(self, detail: str) -> None:
         await self.send_json({"type": "error", "detail": detail})
+
+
+async def deny_handshake(consumer, status: int, body: str, headers: list[tuple[bytes, bytes]] = ()) -> bool:
+    """Answer the websocket's opening request with a plain HTTP response instead of accepting it.
+
+    Uses the ASGI websocket denial-response extension (uvicorn has it): no websocket is set up, no frame is
+    sent, and the client sees the status, the headers and the body. False, having sent nothing, when the server
+    does not offer the extension; the caller then refuses another way.
+    """
+    if "websocket.http.response" not in (consumer.scope.get("extensions") or {}):
+        return False
+    start_headers = [(b"content-type", b"text/plain; charset=utf-8"), *headers]
+    await consumer.base_send({"type": "websocket.http.response.start", "status": status, "headers": start_headers})
+    await consumer.base_send({"type": "websocket.http.response.body", "body": body.encode()})
+    return True

@@ -2,15 +2,20 @@
 
 Sampling never waits for the network: frames go to a bounded buffer and are
 sent while connected; after a reconnect every unacked frame is replayed in
-order before new ones. Reconnects back off exponentially with full jitter.
+order before new ones. Reconnects back off exponentially with full jitter; a server that refuses the
+handshake with HTTP 429 (the node is cooling down after going over its rate limits) is waited out for
+its Retry-After, bounded and with jitter added, and not counted as a failure.
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import logging
+import math
 import random
+import time
 import uuid
 from collections.abc import Awaitable
 from typing import Any
@@ -30,6 +35,8 @@ CLOSE_BAD_TOKEN = 4401
 CLOSE_PROTOCOL_VIOLATION = 4400
 MIN_INTERVAL_S = 0.05
 MAX_INTERVAL_S = 3600.0
+# However long a 429's Retry-After asks for, come back within this (a wrong or hostile value cannot park us).
+MAX_RETRY_AFTER_S = 300.0
 
 
 class _Stopped(Exception):
@@ -38,6 +45,39 @@ class _Stopped(Exception):
 
 class _TokenRefused(Exception):
     pass
+
+
+class _RateLimited(Exception):
+    """HTTP 429 at the handshake; wait_s is its Retry-After in seconds, None when it had none we can read."""
+
+    def __init__(self, wait_s: float | None, reason: str) -> None:
+        super().__init__(reason)
+        self.wait_s = wait_s
+
+
+def retry_after_s(value: str | None, now: float | None = None) -> float | None:
+    """Seconds a Retry-After header asks for (delay-seconds or an HTTP date), None when it cannot be read."""
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def rate_limit_delay(wait_s: float) -> float:
+    """The wait after a 429: what it asked for (at most MAX_RETRY_AFTER_S), plus up to a quarter more and half a
+    second, so nodes refused together do not all come back in the same instant (nor before they may)."""
+    wait_s = min(wait_s, MAX_RETRY_AFTER_S)
+    return wait_s + random.uniform(0, wait_s / 4 + 0.5)
 
 
 def agent_url(server: str) -> str:
@@ -140,6 +180,19 @@ class Agent:
                 )
                 await _wait(self._stop, delay)
                 continue
+            except _RateLimited as limited:
+                if limited.wait_s is not None:
+                    delay = rate_limit_delay(limited.wait_s)
+                    log.warning(
+                        "server asked to wait %g s (rate limit): %s; reconnecting in %.1f s (%d unacked frames)",
+                        limited.wait_s,
+                        limited,
+                        delay,
+                        len(self.buffer),
+                    )
+                    await _wait(self._stop, delay)
+                    continue
+                log.warning("server asked to wait (rate limit) without saying how long: %s", limited)
             except Exception as exc:
                 log.warning("%s", self._describe(exc))
                 if not isinstance(exc, (OSError, TimeoutError, ConnectionClosed, InvalidHandshake)):
@@ -191,6 +244,9 @@ class Agent:
         except InvalidStatus as exc:
             if exc.response.status_code in (401, 403):
                 raise _TokenRefused from exc
+            if exc.response.status_code == 429:
+                reason = (exc.response.body or b"").decode("utf-8", "replace").strip()[:200] or "HTTP 429"
+                raise _RateLimited(retry_after_s(exc.response.headers.get("Retry-After")), reason) from exc
             raise
         except InvalidURI as exc:
             raise ValueError(str(exc)) from exc

@@ -13,6 +13,7 @@ disconnects, could hang in channels-redis and with it the server's shutdown.
 import asyncio
 import json
 import logging
+import math
 import time
 import uuid
 
@@ -23,7 +24,7 @@ from django.utils import timezone
 
 from fleet.nodes import node_for_token
 from fleet.tokens import hash_token
-from fleet.websocket import EventLoopDispatch
+from fleet.websocket import EventLoopDispatch, deny_handshake
 from monitoring.agent.jsontext import storable_json
 from monitoring.ingest import publish
 from monitoring.ingest.batcher import Link, StoreError, batcher
@@ -75,11 +76,7 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
         self.ignored_types: set[str] = set()
         self.stopped = False
         if (wait := cooling_down(self.token_hash)) is not None:
-            await self.accept()
-            await self.send_json(
-                {"type": "error", "code": "rate_limited", "detail": f"over this node's limits; wait {wait:.1f} s"}
-            )
-            await self.close(CLOSE_TOO_FAST, "rate limited")
+            await self.refuse_while_cooling(wait)
             return
         self.node = await database_sync_to_async(node_for_token)(token)
         await self.accept()
@@ -119,6 +116,18 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
             # A fault of ours, met on this sender's frame: it alone hears of it, and the server keeps going.
             log.exception("could not handle a frame from %s", self.node.hostname)
             await self.refuse(FrameError("server_error", "the server could not handle this frame"))
+
+    async def refuse_while_cooling(self, wait: float) -> None:
+        """A node closed for its rate reconnects before its cool-down ends: HTTP 429 with Retry-After, before the
+        websocket is set up (a flood reconnects dozens of times a second; a handshake, a frame and a close each
+        cost the server several times this). Without the denial-response extension: accepted, told, closed."""
+        detail = f"over this node's limits; wait {wait:.1f} s"
+        retry_after = str(max(1, math.ceil(wait))).encode()
+        if await deny_handshake(self, 429, f"rate_limited: {detail}\n", [(b"retry-after", retry_after)]):
+            return
+        await self.accept()
+        await self.send_json({"type": "error", "code": "rate_limited", "detail": detail})
+        await self.close(CLOSE_TOO_FAST, "rate limited")
 
     async def too_fast(self, why: str) -> None:
         """Refused unread (reading is what a flood costs); closed, so the agent replays what was not acked."""

@@ -5,8 +5,8 @@ connections (reconnecting does not refill them). Each holds AGENT_LIMIT_BURST_S 
 enough for an agent's replay of its buffer after an outage; a node that keeps sending faster is told
 why (`rate_limited`) and closed with 4429, and its agent reconnects with backoff and replays what was
 not acked, so nothing a well-behaved agent sent is lost. Until its allowance holds a second's worth again,
-the node's reconnects are refused at once, before its token is looked up: a node that reconnects in a
-loop costs no query and no hello.
+the node's reconnects are refused at the handshake with HTTP 429 and Retry-After, before its token is
+looked up: a node that reconnects in a loop costs no query, no hello and no websocket.
 """
 
 import time

@@ -6,7 +6,8 @@ import struct
 
 from django.conf import settings
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.http11 import Response
 
 from tests.monitoring.ingest.agents import hello
 
@@ -43,3 +44,17 @@ async def oversize_refusal(
     finally:
         await ws.close()
     raise AssertionError("the server answered an oversize message instead of closing")
+
+
+async def cooled_down(port: int, token: str, hostname: str, answer_the_close: bool = True) -> tuple[int, Response]:
+    """(how many oversize messages it took, the refusal) once the node is refused at the handshake.
+
+    Each oversize message is charged in full against the node's bytes a second; once its allowance is spent
+    the server refuses the node's next connection before accepting it (HTTP 429 with Retry-After).
+    """
+    for attempt in range(1, 60):
+        try:
+            await oversize_refusal(port, token, hostname, answer_the_close=answer_the_close)
+        except InvalidStatus as refused:
+            return attempt, refused.response
+    raise AssertionError("never cooled down")

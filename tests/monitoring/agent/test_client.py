@@ -2,13 +2,14 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 
 import pytest
 from websockets.datastructures import Headers
 from websockets.http11 import Response
 
 from monitoring.agent.buffer import FrameBuffer
-from monitoring.agent.client import Agent, agent_url
+from monitoring.agent.client import MAX_RETRY_AFTER_S, Agent, agent_url, rate_limit_delay, retry_after_s
 from monitoring.agent.simulate import Simulator
 
 from .agent_server import AgentServer, acking, until, welcome
@@ -177,6 +178,62 @@ def test_a_token_refused_at_the_handshake_is_reported_the_same_way(caplog):
     with caplog.at_level(logging.ERROR, logger="monitoring.agent"):
         run(scenario())
     assert "server refused the token" in caplog.text
+
+
+def test_retry_after_is_read_as_seconds_or_an_http_date_and_anything_else_is_unreadable():
+    assert retry_after_s("3") == 3.0
+    assert retry_after_s(" 2.5 ") == 2.5
+    assert retry_after_s("-4") == 0.0
+    assert retry_after_s("Wed, 21 Oct 2026 07:28:10 GMT", now=1792567680.0) == pytest.approx(10.0)
+    for unreadable in (None, "", "soon", "inf", "nan", "Wed, 21 Oct 2026 07:28:10"):
+        assert retry_after_s(unreadable) is None, unreadable
+
+
+def test_the_wait_after_a_429_is_never_shorter_than_asked_and_bounded():
+    waits = [rate_limit_delay(2.0) for _ in range(200)]
+    assert min(waits) >= 2.0 and max(waits) <= 2.0 + 0.5 + 0.5
+    assert len(set(waits)) > 100  # jittered: nodes refused together do not return together
+    assert MAX_RETRY_AFTER_S <= rate_limit_delay(10**9) <= MAX_RETRY_AFTER_S * 1.25 + 0.5
+
+
+def test_a_429_at_the_handshake_is_waited_out_not_taken_for_a_bad_token(caplog):
+    refusals = []
+
+    def too_fast(ws, request):
+        if len(refusals) < 1:
+            refusals.append(time.monotonic())
+            return Response(429, "Too Many Requests", Headers({"Retry-After": "1"}), b"rate_limited: wait 0.4 s")
+        return None
+
+    async def scenario():
+        async with AgentServer(process_request=too_fast) as server:
+            agent = make_agent(server.url)
+            async with running(agent):
+                await until(lambda: server.connections, what="a connection after the wait")
+                welcomed_at = time.monotonic()
+            assert server.attempts == 2  # with backoff_cap 0.2 s it would have tried again and again
+            assert welcomed_at - refusals[0] >= 1.0
+
+    with caplog.at_level(logging.INFO, logger="monitoring.agent"):
+        run(scenario())
+    assert "server asked to wait 1 s (rate limit): rate_limited: wait 0.4 s" in caplog.text
+    assert "token" not in caplog.text
+
+
+def test_a_429_without_a_readable_retry_after_backs_off_as_usual(caplog):
+    def too_fast(ws, request):
+        return Response(429, "Too Many Requests", Headers({"Retry-After": "later"}), b"")
+
+    async def scenario():
+        async with AgentServer(process_request=too_fast) as server:
+            agent = make_agent(server.url)
+            async with running(agent):
+                await until(lambda: server.attempts >= 3, what="retries")
+
+    with caplog.at_level(logging.INFO, logger="monitoring.agent"):
+        run(scenario())
+    assert "server asked to wait (rate limit) without saying how long: HTTP 429" in caplog.text
+    assert "token" not in caplog.text
 
 
 def test_a_frame_refused_as_bad_payload_is_dropped_and_not_replayed(caplog):

@@ -44,6 +44,8 @@ def test_a_node_closed_for_its_rate_may_connect_again_once_a_seconds_worth_is_ba
 
 
 async def test_a_node_cooling_down_is_refused_at_connect_before_its_hello(agents, node_token):
+    """On a server without the websocket denial-response extension (Channels' test client offers none): the
+    error and 4429. Through uvicorn it is HTTP 429 before the websocket (test_handshake_refusal.py)."""
     node, token = node_token
     limit = await orm(limit_for)(
         node.pk, settings.AGENT_MAX_FRAMES_PER_S, settings.AGENT_MAX_BYTES_PER_S, settings.AGENT_LIMIT_BURST_S

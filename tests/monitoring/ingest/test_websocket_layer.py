@@ -8,10 +8,9 @@ import asyncio
 
 import pytest
 from django.conf import settings
-from websockets.exceptions import ConnectionClosed
 
 from fleet.nodes import add_node
-from tests.support.websocket_limits import oversize_refusal
+from tests.support.websocket_limits import cooled_down, oversize_refusal
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,15 +31,8 @@ def test_a_node_that_keeps_sending_oversize_messages_is_cooled_down_however_it_l
     hostname = f"gpu-oversize-{int(answers_the_close)}"
     _, token = add_node(hostname)
 
-    async def until_refused() -> int:
-        for attempt in range(1, 60):
-            try:
-                await oversize_refusal(asgi_server.port, token, hostname, answer_the_close=answers_the_close)
-            except (ConnectionClosed, AssertionError):  # refused at connect: 4429 and rate_limited, no welcome
-                return attempt
-        raise AssertionError("never cooled down")
-
-    attempts = asyncio.run(until_refused())
+    attempts, refusal = asyncio.run(cooled_down(asgi_server.port, token, hostname, answer_the_close=answers_the_close))
 
     burst = settings.AGENT_MAX_BYTES_PER_S * settings.AGENT_LIMIT_BURST_S
     assert attempts <= burst // settings.AGENT_MAX_FRAME_BYTES + 2
+    assert refusal.status_code == 429
