@@ -1,12 +1,12 @@
 """`field__any=values`: one array parameter (`= ANY(%s)`) instead of `IN (%s, %s, …)`.
 
 For the long lists the alert evaluation filters by (a thousand GPUs, hundreds of keys), the ORM's `__in`
-prepared and placed every value on its own, which cost more than running the query. Registered on every
-field, it shadows a JSON key named "any" (`details__any` is this lookup, not that key).
+prepared and placed every value on its own, which cost more than running the query. It is registered on
+the key, number, text and relation fields only, so a JSON field's key named "any" keeps meaning that key.
 """
 
 from django.core.exceptions import EmptyResultSet
-from django.db.models import Field, ForeignObject, Lookup
+from django.db.models import CharField, ForeignObject, IntegerField, Lookup, TextField, UUIDField
 
 
 class AnyOf(Lookup):
@@ -22,5 +22,6 @@ class AnyOf(Lookup):
         return f"{lhs} = ANY(%s)", [*lhs_params, values]
 
 
-Field.register_lookup(AnyOf)
-ForeignObject.register_lookup(AnyOf)  # a relation's lookups stop at ForeignObject: give it its own
+# IntegerField covers the auto keys; a relation's lookups stop at ForeignObject, so it needs its own.
+for field_class in (IntegerField, CharField, TextField, UUIDField, ForeignObject):
+    field_class.register_lookup(AnyOf)

@@ -35,3 +35,11 @@ def test_an_empty_list_matches_nothing_without_a_query(gpus):
         assert GPU.objects.filter(pk__any=[]).update(name="x") == 0
     assert len(queries) == 0
     assert not GPU.objects.filter(name="x").exists()
+
+
+def test_a_json_key_named_any_is_still_that_key(gpus):
+    from monitoring.alerts.models import Alert
+
+    assert "any" not in Alert._meta.get_field("details").get_lookups()
+    query = str(Alert.objects.filter(details__any="x").query)
+    assert "ANY(" not in query and "-> any" in query.replace("'", "").replace('"', "")
