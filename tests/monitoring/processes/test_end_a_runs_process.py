@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from monitoring.agent.localruns import LocalRuns
 from monitoring.alerts.choices import ReclaimStatus
 from monitoring.ingest.claims import check_claims
-from monitoring.ingest.validation import Problems, check_process
+from monitoring.ingest.validation import Problems, check_processes
 from monitoring.processes.models import ProcessStop
 from tests.support.node_workers import run_processes
 from tests.training import conftest as run_fixtures
@@ -35,7 +35,7 @@ def report_run_processes(node) -> None:
     for gpu in node.gpus.all():
         problems = Problems()
         raw = found.get(gpu.index, [])
-        checked = [check_process(p, "processes", i, time.time(), problems) for i, p in enumerate(raw)]
+        checked = check_processes(raw, "processes", time.time(), problems, texts_storable=False)
         assert not problems.items, problems.items
         check_claims([(SimpleNamespace(id=gpu.pk), SimpleNamespace(processes=checked))])
         gpu.processes = checked
