@@ -81,12 +81,8 @@ def size_bytes(run: Run) -> int | None:
 
 
 def not_deleted(runs):
-    """Those of ``runs`` whose checkpoint directory retention has not deleted yet."""
-    return (
-        runs.exclude(checkpoint_dir="")
-        .exclude(checkpoint__has_key="deleted_at")
-        .only("pk", "checkpoint_dir", "checkpoint")
-    )
+    """Those of ``runs`` whose checkpoint directory retention has not deleted yet (a blank one is run-<id>)."""
+    return runs.exclude(checkpoint__has_key="deleted_at").only("pk", "checkpoint_dir", "checkpoint")
 
 
 def delete(run: Run, now) -> bool:

@@ -263,10 +263,12 @@ def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
         profiler=plan.profiler,
     )
     if waits_for_gpu:
-        return Run.objects.create(**what)
+        with transaction.atomic():
+            return _stored(plan, **what)
     scheduled = plan.start_at is not None
     with transaction.atomic():
-        run = Run.objects.create(
+        run = _stored(
+            plan,
             **what,
             status=RunStatus.SCHEDULED if scheduled else RunStatus.QUEUED,
             reservation=plan.reservation,
@@ -274,8 +276,6 @@ def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
             override=plan.override,
             resumed_from=plan.resumed_from,
         )
-        run.checkpoint_dir = plan.checkpoint_dir or checkpoint_store.default_name(run.pk)
-        Run.objects.filter(pk=run.pk).update(checkpoint_dir=run.checkpoint_dir)
         run.gpus.set(plan.gpus)
         parts = [
             RunNode.objects.create(
@@ -290,6 +290,14 @@ def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
         ]
         if not scheduled:  # a scheduled run is queued by beat when its booking begins (training/scheduled.py)
             transaction.on_commit(lambda: queue_parts(run, parts))
+    return run
+
+
+def _stored(plan: LaunchPlan, **fields) -> Run:
+    """The run created with its checkpoint directory named (``run-<id>`` unless the plan names one)."""
+    run = Run.objects.create(**fields)
+    run.checkpoint_dir = plan.checkpoint_dir or checkpoint_store.default_name(run.pk)
+    Run.objects.filter(pk=run.pk).update(checkpoint_dir=run.checkpoint_dir)
     return run
 
 

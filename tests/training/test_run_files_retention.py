@@ -160,3 +160,17 @@ def test_a_conflicting_or_bad_retention_stops_start_up_with_one_line(env, words)
     lines = started.stderr.strip().splitlines()  # a bad value under the old name also gets the warning first
     assert all(line.startswith("GPU Fleet configuration ") for line in lines), started.stderr
     assert lines[-1].startswith("GPU Fleet configuration error:") and words in lines[-1], lines
+
+
+def test_a_run_stored_without_a_checkpoint_directory_has_its_default_one_deleted(runs, settings):
+    """Earlier versions left a pooled sweep's runs blank; the node still wrote to run-<id>, which must go too."""
+    settings.RUN_FILES_RETENTION_DAYS = 7
+    old, _, _ = runs
+    Run.objects.filter(pk=old.pk).update(checkpoint_dir="")
+    old.refresh_from_db()
+    assert (checkpoint_store.run_dir(old) / checkpoint_store.FILE).exists()
+
+    deleted = delete_expired_run_files()
+
+    assert deleted.checkpoints == [old.pk]
+    assert not checkpoint_store.default_dir(old.pk).exists() and files_of(old)["checkpoint"] is False
