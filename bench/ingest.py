@@ -113,16 +113,18 @@ class LoadAgent:
         self.latencies: list[float] = []
         self.seq = 0
         self.base_ts = time.time() - 1800
-        # As a real agent sends them (monitoring/agent/cadence.py): slow fields once in SLOW_EVERY frames.
-        self.templates = {
-            (slow, links): self.frame_template(() if slow else SLOW_KEYS, links)
-            for slow in (False, True)
-            for links in (False, True)
-        }
+        self.templates = self.frame_templates()
 
-    def frame_template(self, left_out, with_links: bool) -> str:
+    def frame_templates(self) -> dict[tuple[bool, bool], str]:
+        """The frames' texts by (with_slow, with_links), to fill with seq, ts and start (made again once claim is set).
+
+        As a real agent sends them (monitoring/agent/cadence.py): slow fields once in SLOW_EVERY frames, per-link
+        NVLink figures once in LINKS_EVERY; (True, True) is a frame with every field."""
+        return {(slow, links): self._frame_template(slow, links) for slow in (False, True) for links in (False, True)}
+
+    def _frame_template(self, with_slow: bool, with_links: bool) -> str:
         samples = []
-        reading = {key: value for key, value in READING.items() if key not in left_out}
+        reading = {key: value for key, value in READING.items() if with_slow or key not in SLOW_KEYS}
         for i, gpu in enumerate(self.uuids):
             process = {"pid": 4000 + i, "user": "alice", "name": "python", "cmdline": "python train.py --lr 3e-4",
                        "mem_used_mib": 59000, "sm_util": 95, "started_at": "__START__"}  # fmt: skip
@@ -261,7 +263,7 @@ def run_one(kind: str, writer: str, args, log_dir: Path) -> dict:
         if args.claims:
             for agent, (node, _) in zip(agents, nodes, strict=True):
                 agent.claim = place_run(node, agent.uuids)
-                agent.template = agent.frame_template()
+                agent.templates = agent.frame_templates()
         result = asyncio.run(measure(agents, port, psutil.Process(process.pid), args.warmup, args.seconds))
         acked = sum(a.acked for a in agents) * GPUS
         stored = stored_samples(node_ids)

@@ -30,7 +30,8 @@ def frames() -> tuple[dict[str, str], list[str]]:
     agent = LoadAgent("bench-checks", "token", 1, 0)
     now = time.time()
     values = {"seq": 2, "ts": now - 5, "start": now - 600}
-    return {"shipped cadence": agent.template % values, "every field": agent.full_template % values}, agent.uuids
+    texts = {"shipped cadence": agent.templates[(False, False)], "every field": agent.templates[(True, True)]}
+    return {name: text % values for name, text in texts.items()}, agent.uuids
 
 
 def on(text: str, gpus: set[str], limit: RateLimit) -> None:
