@@ -51,11 +51,13 @@ class RateLimit:
         self.bytes = Bucket(bytes_per_s, bytes_per_s * burst_s)
 
     def over(self, size: int, now: float | None = None) -> str | None:
-        """Why a frame of size bytes exceeds the allowance now, or None (and the allowance is spent)."""
+        """Why a frame of size bytes exceeds the allowance now (nothing is spent: overdraw charges it), or None
+        (and the allowance is spent)."""
         now = time.monotonic() if now is None else now
         if not self.frames.take(1, now):
             return f"more than {self.frames.rate:g} frames a second (bursts of {self.frames.capacity:.0f})"
         if not self.bytes.take(size, now):
+            self.frames.level += 1  # the frame's token back, or overdraw would charge the frame twice
             return f"more than {self.bytes.rate:.0f} bytes a second (bursts of {self.bytes.capacity:.0f})"
         return None
 

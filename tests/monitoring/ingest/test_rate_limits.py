@@ -105,3 +105,13 @@ def test_a_refused_frame_is_charged_so_the_node_waits_off_its_debt():
 
     assert cooling_down("token-hash-of-node--2", now=100.0) == pytest.approx(1.5)  # 500 in debt, then 1000
     assert cooling_down("token-hash-of-node--2", now=101.5) is None
+
+
+def test_a_frame_refused_for_its_bytes_is_charged_one_frame_not_two():
+    limit = RateLimit(frames_per_s=1, bytes_per_s=1000, burst_s=1)
+    assert "bytes a second" in limit.over(1500, now=100.0)
+
+    limit.overdraw(1500, now=100.0)
+
+    # One frame and 1500 bytes in debt from a full allowance: bytes back to 1000 in 1.5 s, the frame in 1 s.
+    assert limit.recovery_s(now=100.0) == pytest.approx(1.5)
