@@ -9,12 +9,15 @@ is NA (None, JSON null), never 0.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from . import procinfo
 from .metrics import HEALTH_EVERY_S, LINK_METRICS, METRIC_KEYS, NVLINK, NVLINK_MAX_LINKS
 from .xid import XidWatcher
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +217,8 @@ class NvmlBackend:
     def _read_device(self, device: _Device, now: float) -> dict:
         try:
             reading = {"gpu": device.uuid, **self._metrics(device.handle)}
-            reading.update(self._health_due(device, now), **self._xid.fields(device.uuid))
+            health = _every_health_s(self._health_read, device, now, self._health)
+            reading.update(health, **self._xid.fields(device.uuid))
             reading.update(self._fields(device, now))
             reading["processes"] = self._processes(device.handle, now)
         except Exception:
@@ -246,13 +250,6 @@ class NvmlBackend:
             "util_dec": _first(self.query("nvmlDeviceGetDecoderUtilization", h)),
         }
 
-    def _health_due(self, device: _Device, now: float) -> dict:
-        read_at, health = self._health_read.get(device.uuid, (None, {}))
-        if read_at is None or not 0 <= now - read_at < HEALTH_EVERY_S:
-            health = self._health(device.handle)
-            self._health_read[device.uuid] = (now, health)
-        return health
-
     def _health(self, h: Any) -> dict:
         """Memory health and the slow counters dcgm-exporter reports by default (metrics.SLOW_KEYS but XID)."""
         corrected, uncorrected, pending, failure = self.query("nvmlDeviceGetRemappedRows", h, default=(NA,) * 4)
@@ -273,7 +270,7 @@ class NvmlBackend:
 
     def _fields(self, device: _Device, now: float) -> dict:
         """Memory temperature and NVLink throughput, over all links and per link: one field-values call answers all."""
-        active = self._links_due(device, now)
+        active = _every_health_s(self._links_read, device, now, self._link_states)
         totals = [(NVLINK_FIELDS[m.total], ALL_LINKS) for m in LINK_METRICS]
         per_link = [(NVLINK_FIELDS[m.total], link) for link in range(len(active)) for m in LINK_METRICS]
         temp, *counters = self._field_values(device.handle, [FI_MEMORY_TEMP, *totals, *per_link])
@@ -293,13 +290,6 @@ class NvmlBackend:
             NA if value is NA or old is NA or value < old else round((value - old) / seconds)
             for value, old in zip(counters, before[1], strict=True)
         ]
-
-    def _links_due(self, device: _Device, now: float) -> list[bool]:
-        read_at, active = self._links_read.get(device.uuid, (None, []))
-        if read_at is None or not 0 <= now - read_at < HEALTH_EVERY_S:
-            active = self._link_states(device.handle)
-            self._links_read[device.uuid] = (now, active)
-        return active
 
     def _link_states(self, h: Any) -> list[bool]:
         """Whether each NVLink of the GPU is up, by link number; empty on a GPU without NVLink."""
@@ -361,6 +351,16 @@ class NvmlBackend:
             if s.pid not in latest or s.timeStamp > latest[s.pid].timeStamp:
                 latest[s.pid] = s
         return {pid: s.smUtil for pid, s in latest.items()}
+
+
+def _every_health_s(last: dict[str, tuple[float, T]], device: _Device, now: float, read: Callable[[Any], T]) -> T:
+    """read(device.handle) once in HEALTH_EVERY_S per GPU (again at once if the clock went back); in between,
+    the GPU's last reading, which last holds with its time."""
+    read_at, value = last.get(device.uuid, (None, None))
+    if read_at is None or not 0 <= now - read_at < HEALTH_EVERY_S:
+        value = read(device.handle)
+        last[device.uuid] = (now, value)
+    return value
 
 
 def _per_link(rates: list, active: list[bool]) -> list[dict] | None:

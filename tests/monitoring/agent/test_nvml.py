@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from monitoring.agent.metrics import METRIC_KEYS
+from monitoring.agent.metrics import HEALTH_EVERY_S, METRIC_KEYS
 from monitoring.agent.nvml import ALL_LINKS, NvmlBackend, NvmlUnavailable
 
 from .fake_nvml import (
@@ -402,6 +402,15 @@ def test_nvlink_throughput_per_link_is_each_links_counter_rate_and_null_while_a_
         {"tx_kib_s": 300_000, "rx_kib_s": 0},
     ]
     assert (second["nvlink_tx_kib_s"], second["nvlink_rx_kib_s"]) == (1_300_000, 200_000)  # totals as before
+
+
+def test_the_health_counters_are_read_once_in_health_every_s_and_again_when_the_clock_goes_back():
+    backend, lib = backend_for(FakeGpu(0))
+
+    readings = [backend.sample(NOW + s)[0] for s in (0, 1, HEALTH_EVERY_S - 1, HEALTH_EVERY_S, HEALTH_EVERY_S - 5)]
+
+    assert lib.calls.count("nvmlDeviceGetTotalEnergyConsumption") == 3  # at 0, at HEALTH_EVERY_S, after going back
+    assert {reading["energy_mj"] for reading in readings} == {9_876_543_210}  # kept in between
 
 
 def test_a_gpu_whose_nvml_does_not_support_nvlink_reports_no_links_and_null_totals():
