@@ -41,7 +41,7 @@ from django.db import connection  # noqa: E402
 
 from fleet.embedded import free_port  # noqa: E402
 from fleet.nodes import add_node  # noqa: E402
-from fleet.serving import command  # noqa: E402
+from fleet.serving import local_command  # noqa: E402
 from monitoring.agent import metrics  # noqa: E402
 from monitoring.agent.metrics import METRIC_KEYS, METRICS  # noqa: E402
 
@@ -75,7 +75,7 @@ def server_argv(kind: str, port: int) -> list[str]:
     name, _, options = kind.partition(":")
     if name != "uvicorn":
         raise SystemExit(f"{name!r}: the product is served by uvicorn (fleet/serving.py)")
-    return command("--host", "127.0.0.1", "--port", str(port), "--no-access-log", *options.split())
+    return local_command(port, *options.split())
 
 
 def start_server(kind: str, writer: str, log_dir: Path) -> tuple[subprocess.Popen, int]:

@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fleet.embedded import free_port  # noqa: E402
+from fleet.serving import local_command  # noqa: E402
 
 PREFIX = "bench-live-"
 WARM_UP_S = 10.0
@@ -119,12 +120,6 @@ def server_environment(tick_s: float, writer: str = "copy") -> dict:
     env = dict(os.environ)
     env.update(DEBUG="0", LIVE_TICK_S=str(tick_s), PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING", INGEST_WRITER=writer)
     return env
-
-
-def server_argv(asgi: str, port: int) -> list[str]:
-    from fleet.serving import command
-
-    return command("--host", "127.0.0.1", "--port", str(port), "--no-access-log", "--log-level", "warning")
 
 
 def wait_for(url: str, process: subprocess.Popen, timeout_s: float = 60.0) -> None:
@@ -232,7 +227,7 @@ def run_scenario(name: str, agents: int, tick_s: float, pages: int, writer: str,
     port = free_port()
     log = open(ROOT / "var" / "bench-live-server.log", "ab")
     env = server_environment(tick_s, writer)
-    server = subprocess.Popen(server_argv(asgi, port), cwd=ROOT, env=env, stdout=log, stderr=log)
+    server = subprocess.Popen(local_command(port, "--log-level", "warning"), cwd=ROOT, env=env, stdout=log, stderr=log)
     load = None
     try:
         url = f"http://127.0.0.1:{port}"

@@ -251,16 +251,14 @@ class ApiServer:
             for user in get_user_model().objects.filter(username__startswith="booker").order_by("username")
         ]
         self.port = free_port()
-        argv = serving.command("--host", "127.0.0.1", "--port", str(self.port))
+        argv = serving.local_command(self.port, "--workers", str(workers), "--log-level", "warning")
         env = {
             **os.environ,
             "ALLOWED_HOSTS": "127.0.0.1",
             "DJANGO_SETTINGS_MODULE": "floor_settings",
             "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "bench"), str(ROOT), os.environ.get("PYTHONPATH")])),
         }
-        self.process = subprocess.Popen(
-            [*argv, "--workers", str(workers), "--no-access-log", "--log-level", "warning"], cwd=ROOT, env=env
-        )
+        self.process = subprocess.Popen(argv, cwd=ROOT, env=env)
         if not wait_for_login_page(f"http://127.0.0.1:{self.port}/login/", stopping=[]):
             self.stop()
             raise RuntimeError("the web server did not answer within 60 s")

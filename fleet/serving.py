@@ -2,10 +2,11 @@
 
     python -m fleet.serving [uvicorn's options: --host, --port, --workers, --reload, ...]
 
-The demo (fleet/demo/processes.py), `manage.py runserver` (fleet/management/commands/runserver.py), the
-tests and the benchmarks all start the server through here; deploy/systemd/gpu-fleet-web.service spells
-the same options out (a test compares them). The settings are read by the process that serves, from its
-own environment, so a launcher need not load them.
+Every server the product starts goes through here: the unit (deploy/systemd/gpu-fleet-web.service runs
+`python -m fleet.serving` and spells none of the websocket options out, which a test checks), the demo, the
+tests and the benchmarks (`local_command`), and `manage.py runserver` (fleet/management/commands/runserver.py
+calls serve). The settings are read by the process that serves, from its own environment, so a launcher need
+not load them.
 
 A message longer than an agent frame may be (AGENT_MAX_FRAME_BYTES) is refused by the websocket layer
 from its header, unread (close 1009). Per-message deflate is off: a client can send a megabyte that
@@ -29,6 +30,12 @@ def uvicorn_websocket_options() -> list[str]:
 def command(*options: str) -> list[str]:
     """The command line that serves the app as production does, with more of uvicorn's options."""
     return [sys.executable, "-m", "fleet.serving", *options]
+
+
+def local_command(port: int, *options: str) -> list[str]:
+    """The command line that serves on 127.0.0.1:port with no access log (the demo, the tests and the benchmarks),
+    with more of uvicorn's options."""
+    return command("--host", "127.0.0.1", "--port", str(port), "--no-access-log", *options)
 
 
 def serve(options: list[str]) -> None:

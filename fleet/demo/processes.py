@@ -27,11 +27,6 @@ def manage(env: dict, *args: str) -> None:
     subprocess.run([PYTHON, "manage.py", *args], env=env, cwd=BASE_DIR, check=True)
 
 
-def web_command(port: int) -> list[str]:
-    """The web server as production runs it (fleet/serving.py: its websocket limits, read from the settings)."""
-    return serving.command("--host", "127.0.0.1", "--port", str(port), "--no-access-log")
-
-
 def background_processes(port: int, tokens: dict[str, str]) -> list[tuple[str, list[str]]]:
     """Everything besides the web server: workers, beat, one node worker and simulated agents."""
     celery = [PYTHON, "-m", "celery", "-A", "fleet"]
@@ -153,7 +148,7 @@ def main() -> int:
         manage(env, "fleet_demo_seed")
         tokens = json.loads((DEMO_DIR / "agent-tokens.json").read_text())
         supervisor = Supervisor(env)
-        supervisor.start("web", web_command(port))
+        supervisor.start("web", serving.local_command(port))
         url = f"http://127.0.0.1:{port}/"
         if not wait_for_login_page(url + "login/", stopping):
             if stopping:

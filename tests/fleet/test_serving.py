@@ -8,7 +8,7 @@ import sys
 import pytest
 from django.core.management import get_commands
 
-from fleet.demo.processes import web_command
+from fleet import serving
 from fleet.nodes import add_node
 from tests.support.processes import ServerProcess, process_environment, wait_for_other_sessions_to_end
 from tests.support.websocket_limits import oversize_refusal
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 SERVERS = {
     "manage.py runserver": lambda port: [sys.executable, "manage.py", "runserver", "--noreload", str(port)],
-    "the demo's web server": web_command,
+    "the demo's web server": serving.local_command,
 }
 
 

@@ -56,15 +56,11 @@ def wait_for_http(url: str, timeout_s: float = 90.0, process: subprocess.Popen |
     raise RuntimeError(f"{url} did not answer within {timeout_s} s")
 
 
-def served_on(port: int) -> list[str]:
-    return serving.command("--host", "127.0.0.1", "--port", str(port), "--no-access-log")
-
-
 class ServerProcess:
     """The web server as production runs it (fleet/serving.py) on a loopback port (a free one unless given,
     e.g. to restart on the same); `command` names another way to start it, given the port."""
 
-    def __init__(self, env: dict, log_path: Path, port: int | None = None, command=served_on):
+    def __init__(self, env: dict, log_path: Path, port: int | None = None, command=serving.local_command):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(log_path, "wb")
