@@ -1,6 +1,9 @@
-"""CPU seconds that the benchmarks charge to the server under test and to PostgreSQL (user + system)."""
+"""CPU seconds that the benchmarks charge to the server under test and to PostgreSQL (user + system), and
+the CPU a call costs in this process."""
 
 import threading
+import time
+from collections.abc import Callable
 
 import psutil
 import psycopg
@@ -24,6 +27,18 @@ def cpu_seconds(process: psutil.Process) -> float:
 
 def own_cpu() -> float:
     return user_and_system(psutil.Process())
+
+
+def cpu_us_per_call(call: Callable[[], object], calls: int, repeats: int = 1) -> float:
+    """This process's CPU µs per call(), the best of repeats runs of calls calls (time.process_time: waiting
+    for a core on a shared machine is left out)."""
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.process_time()
+        for _ in range(calls):
+            call()
+        best = min(best, (time.process_time() - started) / calls * 1e6)
+    return best
 
 
 class DatabaseCPU:

@@ -18,8 +18,9 @@ import json
 import time
 from unittest import mock
 
+from cpu_use import cpu_us_per_call  # bench/ is on the path
 from django.conf import settings
-from ingest import GPUS, LoadAgent  # bench/ is on the path; sets Django up
+from ingest import GPUS, LoadAgent  # sets Django up
 
 from monitoring.agent import jsontext
 from monitoring.ingest import validation
@@ -41,12 +42,9 @@ def on(text: str, gpus: set[str], limit: RateLimit) -> None:
     assert validation.check_samples(frame, gpus, time.time(), texts_storable).refused is None
 
 
-def best_us(variant, text: str, gpus: set[str], count: int) -> float:
+def turn_us(variant, text: str, gpus: set[str], count: int) -> float:
     limit = RateLimit(1e9, 1e12, 1.0)
-    started = time.process_time()
-    for _ in range(count):
-        variant(text, gpus, limit)
-    return (time.process_time() - started) / count * 1e6
+    return cpu_us_per_call(lambda: variant(text, gpus, limit), count)
 
 
 def main() -> None:
@@ -61,14 +59,14 @@ def main() -> None:
     for name, text in texts.items():
         results = {"on": [], "walk": [], "off": []}
         for _ in range(args.turns):
-            results["on"].append(best_us(on, text, gpus, args.frames))
+            results["on"].append(turn_us(on, text, gpus, args.frames))
             with (
                 mock.patch.object(jsontext, "within_limits", lambda text, depth, length: False),
                 mock.patch.object(jsontext, "storable_json", lambda text: False),
             ):
-                results["walk"].append(best_us(on, text, gpus, args.frames))
+                results["walk"].append(turn_us(on, text, gpus, args.frames))
             with mock.patch.object(validation, "storable_text", lambda value, path, problems: value):
-                results["off"].append(best_us(plain, text, gpus, args.frames))
+                results["off"].append(turn_us(plain, text, gpus, args.frames))
         on_us, walk_us, off_us = (min(results[key]) for key in ("on", "walk", "off"))
         print(
             f"{name} ({len(text):,} chars) | {on_us:.1f} | {walk_us:.1f} | {off_us:.1f} | {on_us - off_us:.1f} | "
@@ -76,14 +74,7 @@ def main() -> None:
         )
     print("part, timed alone | µs per frame (best turn)")
     for part, call in parts(texts["shipped cadence"]).items():
-        print(f"{part} | {min(alone_us(call, args.frames) for _ in range(args.turns)):.1f}")
-
-
-def alone_us(call, count: int) -> float:
-    started = time.process_time()
-    for _ in range(count):
-        call()
-    return (time.process_time() - started) / count * 1e6
+        print(f"{part} | {cpu_us_per_call(call, args.frames, args.turns):.1f}")
 
 
 def parts(text: str) -> dict:

@@ -24,6 +24,7 @@ import django  # noqa: E402
 
 django.setup()
 
+from cpu_use import cpu_us_per_call  # noqa: E402
 from ingest import LINKS, READING, SLOW_KEYS  # noqa: E402
 
 from monitoring.agent import metrics  # noqa: E402
@@ -44,16 +45,6 @@ def frame(now: float, links) -> str:
     return json.dumps({"type": "samples", "seq": 1, "samples": samples}, separators=(",", ":"))
 
 
-def best_us(fn, calls: int, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.process_time()
-        for _ in range(calls):
-            fn()
-        times.append((time.process_time() - start) / calls * 1e6)
-    return min(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=1000)
@@ -68,7 +59,7 @@ def main() -> None:
     states = [update_dict(ref, sample, slow) for ref, sample in pairs] * 16
 
     def timed(fn, calls=args.calls):
-        return best_us(fn, calls, args.repeats)
+        return cpu_us_per_call(fn, calls, args.repeats)
 
     print(f"{len(metrics.METRIC_KEYS)} metrics; one {GPUS}-GPU frame of {len(text):,} bytes; µs of CPU, best of "
           f"{args.repeats}")  # fmt: skip
