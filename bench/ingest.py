@@ -230,7 +230,13 @@ def stored_samples(node_ids: list[int]) -> int:
 def remove_nodes(node_ids: list[int]) -> None:
     with connection.cursor() as cursor:
         gpus = "(SELECT id FROM fleet_gpu WHERE node_id = ANY(%s))"
-        for table in ("monitoring_gpusample", "monitoring_processsample", "monitoring_gpuminute", "monitoring_gpuhour"):
+        for table in (
+            "monitoring_gpusample",
+            "monitoring_processsample",
+            "monitoring_gpuminute",
+            "monitoring_gpuhour",
+            "fleet_nvlinkstate",
+        ):
             cursor.execute(f"DELETE FROM {table} WHERE gpu_id IN {gpus}", [node_ids])
         cursor.execute(f"DELETE FROM training_run_gpus WHERE gpu_id IN {gpus}", [node_ids])  # --claims
         cursor.execute("DELETE FROM fleet_gpu WHERE node_id = ANY(%s)", [node_ids])

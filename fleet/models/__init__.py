@@ -2,7 +2,7 @@
 
 from fleet.models.api_tokens import ApiToken
 from fleet.models.costs import UserBudget
-from fleet.models.inventory import GPU, GPUModel, Node, OsAccount, Project
+from fleet.models.inventory import GPU, GPUModel, Node, NvLinkState, OsAccount, Project
 from fleet.reservations.models import CalendarFeed, DeadlineWindow, QuotaPolicy, Reservation, ReservationEvent
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "DeadlineWindow",
     "GPUModel",
     "Node",
+    "NvLinkState",
     "OsAccount",
     "Project",
     "QuotaPolicy",

@@ -17,6 +17,7 @@ import psycopg
 from django.db import connection, models, transaction
 
 from fleet.choices import NodeStatus
+from fleet.models import NvLinkState
 from monitoring.agent.metrics import METRIC_KEYS, NVLINK, SLOW_KEYS
 from monitoring.ingest.claims import check_claims
 from monitoring.ingest.resume import advance
@@ -112,10 +113,9 @@ def latest_value(key: str, new: str, table: str = "gpu") -> str:
 SLOW_RETURNED = "".join(f", gpu.{key}" for key in SLOW_KEYS)
 UPDATE_LATEST = f"""
     UPDATE fleet_gpu AS gpu SET last_sample_at = to_timestamp(v.t), processes = v.processes::jsonb,
-        {NVLINK} = COALESCE(v.links::jsonb, gpu.{NVLINK}),
         {", ".join(f"{key} = {latest_value(key, f'v.m_{key}')}" for key in METRIC_KEYS)}
-    FROM unnest(%b::bigint[], %b::float8[], %b::text[], %b::text[], {METRIC_ARRAYS})
-        AS v(g, t, processes, links, {METRIC_ALIASES})
+    FROM unnest(%b::bigint[], %b::float8[], %b::text[], {METRIC_ARRAYS})
+        AS v(g, t, processes, {METRIC_ALIASES})
     WHERE gpu.id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
     RETURNING gpu.id{SLOW_RETURNED}
 """
@@ -124,16 +124,23 @@ UPDATE_LATEST = f"""
 # Of two staged rows of one GPU and time, the first copied is the one taken, as from the arrays.
 UPDATE_LATEST_STAGED = f"""
     UPDATE fleet_gpu AS gpu SET last_sample_at = to_timestamp(v.t), processes = v.processes::jsonb,
-        {NVLINK} = COALESCE(v.links::jsonb, gpu.{NVLINK}),
         {", ".join(f"{key} = {latest_value(key, f'v.m_{key}')}" for key in METRIC_KEYS)}
     FROM (
-        SELECT n.g, n.t, n.processes, n.links, {", ".join(f"s.m_{key}" for key in METRIC_KEYS)}
-        FROM unnest(%b::bigint[], %b::float8[], %b::text[], %b::text[]) AS n(g, t, processes, links)
-        JOIN (SELECT DISTINCT ON (g, t) * FROM {SAMPLE_STAGE.name} ORDER BY g, t, ctid) AS s ON s.g = n.g AND s.t = n.t
-        ORDER BY n.g
+        SELECT DISTINCT ON (n.g) n.g, n.t, n.processes, {", ".join(f"s.m_{key}" for key in METRIC_KEYS)}
+        FROM unnest(%b::bigint[], %b::float8[], %b::text[]) AS n(g, t, processes)
+        JOIN {SAMPLE_STAGE.name} AS s ON s.g = n.g AND s.t = n.t
+        ORDER BY n.g, s.ctid
     ) AS v
     WHERE gpu.id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
     RETURNING gpu.id{SLOW_RETURNED}
+"""
+# Per-link NVLink figures keep their own row (fleet.models.NvLinkState), written only when a sample brings them,
+# and only forward in time, so a replayed backlog never overwrites newer figures.
+STORE_LINKS = """
+    INSERT INTO fleet_nvlinkstate (gpu_id, ts, links)
+    SELECT g, t, l::jsonb FROM unnest(%b::bigint[], %b::float8[], %b::text[]) AS v(g, t, l)
+    ON CONFLICT (gpu_id) DO UPDATE SET ts = EXCLUDED.ts, links = EXCLUDED.links
+    WHERE fleet_nvlinkstate.ts < EXCLUDED.ts
 """
 MARK_SEEN = "UPDATE fleet_node SET last_seen = %s WHERE id = ANY(%s)"
 MARK_ONLINE = """
@@ -211,7 +218,8 @@ def write_frames(frames: list[Frame], now: datetime, method: str = "copy") -> Fl
         else:
             insert_samples(cursor, samples)
             insert_processes(cursor, samples)
-        updated = update_latest(cursor, latest_per_gpu(samples), newest_links(samples), staged=method == "copy")
+        updated = update_latest(cursor, latest_per_gpu(samples), staged=method == "copy")
+        store_links(cursor, newest_links(samples))
         node_ids = sorted({frame.node_id for frame in frames})
         cursor.execute(MARK_SEEN, [now, node_ids])
         online = mark_online(cursor, node_ids, now)
@@ -319,7 +327,7 @@ def newest_links(samples: list[tuple[GPURef, Sample]]) -> dict[int, Sample]:
 
 
 def update_latest(
-    cursor, latest: dict[int, tuple[GPURef, Sample]], links: dict[int, Sample] | None = None, staged: bool = False
+    cursor, latest: dict[int, tuple[GPURef, Sample]], staged: bool = False
 ) -> list[tuple[GPURef, Sample, dict]]:
     """Move each GPU's latest state forward; returns the GPUs whose state moved, with their slow fields now.
 
@@ -328,11 +336,8 @@ def update_latest(
     if not latest:
         return []
     pairs = [latest[gpu_id] for gpu_id in sorted(latest)]  # one lock order for every flush
-    links = links or {}
     rows = [
-        (ref.id, sample.ts, json.dumps(sample.processes), links_json(links.get(ref.id)))
-        + (() if staged else sample.values)
-        for ref, sample in pairs
+        (ref.id, sample.ts, json.dumps(sample.processes)) + (() if staged else sample.values) for ref, sample in pairs
     ]
     cursor.execute(
         UPDATE_LATEST_STAGED if staged else UPDATE_LATEST, [list(column) for column in zip(*rows, strict=True)]
@@ -341,16 +346,16 @@ def update_latest(
     return [(ref, sample, kept[ref.id]) for ref, sample in pairs if ref.id in kept]
 
 
+def store_links(cursor, newest: dict[int, Sample]) -> None:
+    """Keep each GPU's newest per-link figures (an empty list for a GPU that reports no NVLink)."""
+    if newest:
+        rows = [(gpu_id, newest[gpu_id].ts, json.dumps(newest[gpu_id].links)) for gpu_id in sorted(newest)]
+        cursor.execute(STORE_LINKS, columns_of(rows))
+
+
 def kept_links(sample: Sample) -> dict | None:
-    """Per-link NVLink values as the GPU row keeps them, with their time (metrics.current_links reads them)."""
-    return {"ts": sample.ts, "links": sample.links} if sample.links else None
-
-
-def links_json(sample: Sample | None) -> str | None:
-    """kept_links as JSON (null for a GPU without NVLink); NULL, keeping the GPU's latest, when the sample has none."""
-    if sample is None or sample.links is None:
-        return None
-    return json.dumps(kept_links(sample))
+    """Per-link NVLink values as the server keeps them, with their time (metrics.current_links reads them)."""
+    return NvLinkState.figures(sample.ts, sample.links)
 
 
 def mark_online(cursor, node_ids: list[int], now: datetime) -> list[str]:
@@ -413,7 +418,6 @@ INSERT_PROCESS_ONE = """
 """
 UPDATE_ONE = f"""
     UPDATE fleet_gpu AS gpu SET last_sample_at = to_timestamp(%s), processes = %s::jsonb,
-        {NVLINK} = COALESCE(%s::jsonb, gpu.{NVLINK}),
         {", ".join(f"{key} = {latest_value(key, '%s')}" for key in METRIC_KEYS)}
     WHERE id = %s AND (last_sample_at IS NULL OR last_sample_at < to_timestamp(%s))
     RETURNING gpu.id{SLOW_RETURNED}
@@ -431,10 +435,12 @@ def write_one_by_one(frame: Frame, now: datetime) -> FlushResult:
             for p in sample.processes or ():
                 process = [p["pid"], p["user"], p["name"], p["cmdline"], p["mem_used_mib"], p["sm_util"]]
                 cursor.execute(INSERT_PROCESS_ONE, [ref.id, sample.ts, *process, p["started_at"], p.get("run")])
-            latest = [sample.ts, json.dumps(sample.processes), links_json(sample), *sample.values, ref.id, sample.ts]
+            latest = [sample.ts, json.dumps(sample.processes), *sample.values, ref.id, sample.ts]
             cursor.execute(UPDATE_ONE, latest)
             if (row := cursor.fetchone()) is not None:
                 moved.append((ref, sample, dict(zip(SLOW_KEYS, row[1:], strict=True))))
+        with bound_cursor() as bound:
+            store_links(bound, newest_links(frame.samples))
         cursor.execute(MARK_SEEN, [now, [frame.node_id]])
         online = mark_online(cursor, [frame.node_id], now)
         advance_sessions(cursor, [frame], [frame.node_id])

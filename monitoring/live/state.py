@@ -3,10 +3,10 @@
 from collections.abc import Iterable
 
 from fleet.choices import NodeStatus, UtilizationBand
-from fleet.models import GPU, Node
+from fleet.models import GPU, Node, NvLinkState
 from fleet.owners import owner_key, owner_usernames
 from fleet.reservations.booking import current_holders
-from monitoring.agent.metrics import METRIC_KEYS, NVLINK
+from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.health.status import last_burnins
 from monitoring.live.serializers import FleetSummarySerializer, NodeSerializer
 
@@ -22,7 +22,8 @@ GPU_COLUMNS = (
     "last_sample_at",
     "memory_total_mib",
     "processes",
-    NVLINK,
+    "nvlink_state__ts",
+    "nvlink_state__links",
     "name",
     "model__name",
     "power_limit_w",
@@ -48,7 +49,7 @@ def gpu_record(row: dict, hostname: str) -> dict:
         ts=unix(row["last_sample_at"]),
         memory_total_mib=row["memory_total_mib"],
         processes=row["processes"] or [],
-        nvlink=row[NVLINK],
+        nvlink=NvLinkState.figures(row["nvlink_state__ts"], row["nvlink_state__links"]),
         name=row["name"],
         model=row["model__name"],
         power_limit_w=row["power_limit_w"],

@@ -27,7 +27,7 @@ def fresh_gpus(node_ids: list[int] | None = None) -> list[GPU]:
     gpus = GPU.objects.filter(node__last_seen__gte=timezone.now() - limit, last_sample_at__isnull=False)
     if node_ids is not None:
         gpus = gpus.filter(node_id__in=node_ids)
-    gpus = list(gpus.select_related("node").order_by("node__hostname", "index"))
+    gpus = list(gpus.select_related("node", "nvlink_state").order_by("node__hostname", "index"))
     newest = {}
     for gpu in gpus:
         newest[gpu.node_id] = max(newest.get(gpu.node_id, gpu.last_sample_at), gpu.last_sample_at)

@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from fleet.models import GPU, GPUModel, Node
+from fleet.models import GPU, GPUModel, Node, NvLinkState
 from monitoring.models import GPUSample
 from tests.conftest import log_in
 from tests.monitoring.live.conftest import store_samples
@@ -25,7 +25,7 @@ def busy_gpu(cast, gpu_models):
         hostname="gpu-narrow-node-with-a-long-hostname-01", status="online", last_seen=now, labels=["a100", "ib"]
     )
     processes = [process(4242, "alice", 59000, 95, now - timedelta(hours=30), cmdline=LONG_COMMAND)]
-    return GPU.objects.create(
+    gpu = GPU.objects.create(
         node=node,
         index=0,
         uuid="GPU-8f1c2a3b-4d5e-6f70-8192-a3b4c5d6e7f8",
@@ -42,14 +42,16 @@ def busy_gpu(cast, gpu_models):
         # An H100's 18 NVLinks, link 5 down.
         nvlink_tx_kib_s=17 * 1_000_000,
         nvlink_rx_kib_s=17 * 900_000,
-        nvlink={
-            "ts": now.timestamp(),
-            "links": [
-                {"tx_kib_s": None, "rx_kib_s": None} if link == 5 else {"tx_kib_s": 1_000_000, "rx_kib_s": 900_000}
-                for link in range(18)
-            ],
-        },
     )
+    NvLinkState.objects.create(
+        gpu=gpu,
+        ts=now.timestamp(),
+        links=[
+            {"tx_kib_s": None, "rx_kib_s": None} if link == 5 else {"tx_kib_s": 1_000_000, "rx_kib_s": 900_000}
+            for link in range(18)
+        ],
+    )
+    return gpu
 
 
 def narrow_page(browser, server):

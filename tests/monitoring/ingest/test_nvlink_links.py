@@ -56,7 +56,7 @@ async def test_per_link_throughput_reaches_the_gpu_row_metrics_and_api_and_a_dow
     await agent.send(frames.samples_frame(backend, 2, now))
     assert await agent.receive() == {"type": "ack", "seq": 2}
 
-    first, second = await orm(lambda: list(GPU.objects.order_by("index")))()
+    first, second = await orm(lambda: list(GPU.objects.select_related("nvlink_state").order_by("index")))()
     assert first.nvlink["links"] == [
         {"tx_kib_s": 1_000_000, "rx_kib_s": 500_000},
         {"tx_kib_s": None, "rx_kib_s": None},
@@ -99,7 +99,7 @@ async def test_an_agent_that_sends_totals_only_is_accepted_and_its_gpu_has_no_li
     await agent.send(totals_only(frames.samples_frame(backend, 2, now)))
     assert await agent.receive() == {"type": "ack", "seq": 2}
 
-    gpu = await orm(GPU.objects.get)()
+    gpu = await orm(GPU.objects.select_related("nvlink_state").get)()
     assert (gpu.nvlink, gpu.nvlink_tx_kib_s) == (None, 3_000)
     assert await orm(GPUSample.objects.filter(gpu=gpu, nvlink_tx_kib_s=3_000).count)() == 1
     metrics = await sync_to_async(scrape)("/metrics/nodes/gpu-01")

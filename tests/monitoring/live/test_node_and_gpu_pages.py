@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from fleet.models import GPU
+from fleet.models import GPU, NvLinkState
 from tests.monitoring.live.conftest import make_fleet
 
 
@@ -57,8 +57,8 @@ def test_a_gpu_page_lists_each_nvlink_with_a_down_link_as_na(client, cast, fleet
     gpu = GPU.objects.get(uuid="GPU-live-0")
     links = [{"tx_kib_s": 2_441_406, "rx_kib_s": 976_562}, {"tx_kib_s": None, "rx_kib_s": None}]
     gpu.nvlink_tx_kib_s, gpu.nvlink_rx_kib_s = 2_441_406, 976_562
-    gpu.nvlink = {"ts": gpu.last_sample_at.timestamp() - 5, "links": links}
     gpu.save()
+    NvLinkState.objects.create(gpu=gpu, ts=gpu.last_sample_at.timestamp() - 5, links=links)
     client.force_login(cast["owner"])
     body = client.get("/fleet/gpus/GPU-live-0/").content.decode()
     assert 'All links: <span data-field="nvlink_total">2.5 / 1.0 GB/s</span>' in body
