@@ -3,7 +3,6 @@
 The launch form, the JSON API and sweeps all come through ``check_launch`` and ``launch``.
 """
 
-import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import groupby
@@ -17,14 +16,12 @@ from fleet.availability import unfree
 from fleet.models import GPU, Node, Project, Reservation
 from training import accounts, checkpoint_store, costs, profile_options, strategies
 from training.choices import RunStatus
-from training.dispatch import send_share
+from training.dispatch import send_shares
 from training.models import SCRIPT, Run, RunNode
 from training.params import LAUNCH_DEFAULTS, validate_hyperparameters, validate_script_params
 from training.scheduled import BookedWindow, check_booking, check_long_enough
 from training.scripts import ScriptRefused, resolve_script
 from training.workloads import SCRIPT_SPEC, WORKLOADS
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -289,7 +286,7 @@ def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
             for rank, (node, members) in enumerate(plan.nodes)
         ]
         if not scheduled:  # a scheduled run is queued by beat when its booking begins (training/scheduled.py)
-            transaction.on_commit(lambda: queue_parts(run, parts))
+            transaction.on_commit(lambda: send_shares(run, parts))
     return run
 
 
@@ -299,17 +296,6 @@ def _stored(plan: LaunchPlan, **fields) -> Run:
     run.checkpoint_dir = plan.checkpoint_dir or checkpoint_store.default_name(run.pk)
     Run.objects.filter(pk=run.pk).update(checkpoint_dir=run.checkpoint_dir)
     return run
-
-
-def queue_parts(run: Run, parts: list[RunNode]) -> None:
-    try:
-        for part in parts:
-            send_share(part)
-    except Exception as error:  # the broker is down: say so on the run rather than leave it queued forever
-        log.exception("could not queue run %s", run.pk)
-        Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
-            status=RunStatus.FAILED, finished_at=timezone.now(), error=f"Could not queue the run: {error}"
-        )
 
 
 def launch_estimate(plan: LaunchPlan) -> costs.Estimate:

@@ -19,7 +19,7 @@ from fleet.models import GPU, Reservation
 from fleet.reservations.choices import ReservationStatus
 from training import broadcast, costs
 from training.choices import RunStatus
-from training.dispatch import send_share
+from training.dispatch import send_shares
 from training.models import IllegalTransition, Run, RunNode
 from training.serializers import state_payload
 
@@ -103,17 +103,6 @@ def start_one(run_id: int) -> bool:
         parts = list(RunNode.objects.filter(run=run).select_related("node"))
         RunNode.objects.filter(run=run).update(sent_at=timezone.now(), sends=1)
         broadcast.send_after_commit(run.pk, state_payload(run))
-        transaction.on_commit(lambda: send_parts(run, parts))
+        transaction.on_commit(lambda: send_shares(run, parts))
     log.info("run %s: its booking began; queued", run_id)
     return True
-
-
-def send_parts(run: Run, parts: list[RunNode]) -> None:
-    try:
-        for part in parts:
-            send_share(part)
-    except Exception as error:  # the broker is down: the run says so (the reconciler would fail it later)
-        log.exception("could not queue scheduled run %s", run.pk)
-        Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
-            status=RunStatus.FAILED, finished_at=timezone.now(), error=f"Could not queue the run: {error}"
-        )

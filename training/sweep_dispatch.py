@@ -19,7 +19,7 @@ from fleet.reservations.gpu_picking import bookable_gpus
 from training import broadcast
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus
-from training.dispatch import send_share
+from training.dispatch import send_shares
 from training.models import Run, RunNode, Sweep
 from training.serializers import state_payload
 
@@ -68,19 +68,9 @@ def place(run: Run, gpu: GPU) -> int:
         run=run, node=gpu.node, rank=0, gpu_indexes=[gpu.index], sent_at=timezone.now(), sends=1
     )
     broadcast.send_after_commit(run.pk, state_payload(run))
-    transaction.on_commit(lambda: send_or_fail(run, part))
+    transaction.on_commit(lambda: send_shares(run, [part]))
     log.info("sweep %s: run %s placed on %s", run.sweep_id, run.pk, gpu)
     return run.pk
-
-
-def send_or_fail(run: Run, part: RunNode) -> None:
-    try:
-        send_share(part)
-    except Exception as error:  # the broker is down: say so on the run rather than leave it waiting
-        log.exception("could not queue run %s", run.pk)
-        Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
-            status=RunStatus.FAILED, finished_at=timezone.now(), error=f"Could not queue the run: {error}"
-        )
 
 
 def dispatch_all() -> list[int]:
