@@ -41,6 +41,7 @@ class LaunchRequest:
     override: bool = False  # an admin launching over someone else's processes
     booking: str | None = None  # one of the user's bookings (its UUID): the run takes its GPUs and time
     placed_later: bool = False  # a sweep's run: its GPU is chosen, free, when it starts (training/sweep_dispatch.py)
+    free_checked: bool = False  # the caller refused GPUs that are not free itself (monitoring/health/burnin_launch.py)
     profiler: Any = None  # profiler options (training/profile_options.py); None: off
     checkpoint_dir: str = ""  # below RUN_CHECKPOINT_DIR; empty: run-<id> there
 
@@ -87,7 +88,7 @@ def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, s
         if refused:
             errors["strategy"] = refused
     later = window is not None and window.later
-    override = "" if later or request.placed_later else check_free(request, errors)
+    override = "" if later or request.placed_later or request.free_checked else check_free(request, errors)
     if window is not None and not errors:
         facts = {"workload": request.workload, "strategy": params["strategy"], "processes": params["processes"]}
         check_long_enough(window, {**facts, "epochs": params.get("epochs"), "gpus": window.gpus}, errors)

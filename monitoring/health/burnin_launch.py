@@ -57,8 +57,15 @@ def burn_in(user, gpus: Iterable[GPU]) -> list[Run]:
 
 
 def request_for(user, gpu: GPU) -> LaunchRequest:
+    # ``not_free`` has judged the GPUs (the offline node included, which the launch checks let wait).
     return LaunchRequest(
-        user=user, workload=WORKLOAD, strategy="single", gpus=[gpu], processes=1, name=f"burn-in {gpu}"
+        user=user,
+        workload=WORKLOAD,
+        strategy="single",
+        gpus=[gpu],
+        processes=1,
+        name=f"burn-in {gpu}",
+        free_checked=True,
     )
 
 
