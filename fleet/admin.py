@@ -1,5 +1,5 @@
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 
 from fleet.api_tokens import EXPIRY_CHOICES, issue, revoke
 from fleet.models import (
@@ -16,8 +16,7 @@ from fleet.models import (
     ReservationEvent,
     UserBudget,
 )
-from monitoring.health.burnin_launch import BurnInRefused, burn_in
-from monitoring.health.views import queued_message
+from monitoring.health.views import start as start_burn_ins
 
 
 @admin.register(GPUModel)
@@ -60,7 +59,7 @@ class NodeAdmin(admin.ModelAdmin):
 
     @admin.action(description="Burn in every GPU of the selected nodes")
     def burn_in_nodes(self, request, queryset):
-        start_burn_ins(self, request, GPU.objects.filter(node__in=queryset).select_related("node"))
+        start_burn_ins(request, GPU.objects.filter(node__in=queryset).select_related("node"))
 
 
 @admin.register(GPU)
@@ -82,17 +81,7 @@ class GPUAdmin(admin.ModelAdmin):
 
     @admin.action(description="Burn in the selected GPUs")
     def burn_in_gpus(self, request, queryset):
-        start_burn_ins(self, request, queryset.select_related("node"))
-
-
-def start_burn_ins(model_admin: admin.ModelAdmin, request, gpus) -> None:
-    """The GPU and node lists' action: one burn-in run per GPU, all or none (monitoring/health/burnin_launch.py)."""
-    try:
-        runs = burn_in(request.user, gpus)
-    except BurnInRefused as refused:
-        model_admin.message_user(request, f"No burn-in was queued. {refused}", level=messages.ERROR)
-        return
-    model_admin.message_user(request, queued_message(runs), level=messages.SUCCESS)
+        start_burn_ins(request, queryset.select_related("node"))
 
 
 @admin.register(Project)

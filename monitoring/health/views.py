@@ -1,4 +1,5 @@
-"""The GPU and node pages' "Burn in" buttons (admins): queue the burn-ins, say so with links, go back."""
+"""The GPU and node pages' "Burn in" buttons and the Django admin's actions (admins): queue the burn-ins,
+say so with links, go back."""
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -26,7 +27,8 @@ def burn_in_node(request, hostname: str):
 
 
 def start(request, gpus) -> None:
-    """Queue the burn-ins and leave the outcome as a message for the page it redirects to."""
+    """Queue the burn-ins and leave the outcome as a message for the page it redirects to (the pages' buttons
+    and the Django admin's actions on GPUs and nodes)."""
     try:
         runs = burn_in(request.user, gpus)
     except BurnInRefused as refused:
@@ -38,7 +40,7 @@ def start(request, gpus) -> None:
 
 
 def queued_message(runs) -> str:
-    """ "Burn-in queued on gpu-07:0 (run #12), …", each run linked; the Django admin's action says the same."""
+    """ "Burn-in queued on gpu-07:0 (run #12), …", each run linked."""
     links = format_html_join(
         ", ",
         '{} (<a href="{}">run #{}</a>)',
