@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from fleet.models import GPU, Node
 from monitoring.health.burnin_launch import BurnInRefused, burn_in
+from training.models import Run
 
 
 @require_POST
@@ -41,10 +42,11 @@ def start(request, gpus) -> None:
 
 def queued_message(runs) -> str:
     """ "Burn-in queued on gpu-07:0 (run #12), …", each run linked."""
+    gpu_of = {row.run_id: row.gpu for row in Run.gpus.through.objects.filter(run__in=runs).select_related("gpu__node")}
     links = format_html_join(
         ", ",
         '{} (<a href="{}">run #{}</a>)',
-        ((run.gpus.select_related("node").get(), reverse("training:run", args=[run.pk]), run.pk) for run in runs),
+        ((gpu_of[run.pk], reverse("training:run", args=[run.pk]), run.pk) for run in runs),
     )
     what = "Burn-ins" if len(runs) > 1 else "Burn-in"
     return format_html("{} queued on {}. Each GPU's health record follows when its run ends.", what, links)

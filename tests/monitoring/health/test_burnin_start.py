@@ -9,6 +9,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from fleet.models import GPU, GPUModel, Node, OsAccount
+from monitoring.health.burnin_launch import burn_in
+from monitoring.health.views import queued_message
 from tests.support.reservations import api_client, booked, token_of
 from training.choices import RunStatus
 from training.models import Run
@@ -164,3 +166,14 @@ def test_the_django_admin_actions_burn_in_selected_gpus_and_nodes(client, cast, 
     html = client.post(reverse("admin:fleet_node_changelist"), nodes, follow=True).content.decode()
     assert "Burn-ins queued on gpu-burn-07:0 (" in html and "gpu-burn-07:1 (" in html and "gpu-burn-08:0 (" in html
     assert Run.objects.filter(status=RunStatus.QUEUED, workload="burnin").count() == 3
+
+
+def test_the_queued_message_names_every_runs_gpu_in_one_query(cast, node, django_assert_num_queries):
+    runs = burn_in(cast["admin"], node.gpus.select_related("node"))
+
+    with django_assert_num_queries(1):
+        message = queued_message(runs)
+    assert message.startswith(
+        f'Burn-ins queued on gpu-burn-07:0 (<a href="/runs/{runs[0].pk}/">run #{runs[0].pk}</a>), '
+        f'gpu-burn-07:1 (<a href="/runs/{runs[1].pk}/">run #{runs[1].pk}</a>).'
+    )
