@@ -1,6 +1,5 @@
 """The runs API: list, launch, inspect, cancel, follow progress and logs; sweeps; cost estimates."""
 
-from django.db.models import Prefetch
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
@@ -26,6 +25,7 @@ from training.serializers import (
     RunProfileSerializer,
     RunSerializer,
     SweepSerializer,
+    run_details,
 )
 from training.sweep_dispatch import cancel_sweep
 from training.sweeps import SweepRequest, check_sweep, launch_sweep
@@ -158,10 +158,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     queryset = Run.objects.none()  # the schema's path types; get_queryset() says what a user sees
 
     def get_queryset(self):
-        runs = visible_runs(self.request.user).select_related("owner", "project")
-        runs = runs.prefetch_related(
-            "nodes__node", "artifacts", Prefetch("gpus", queryset=GPU.objects.select_related("node", "model"))
-        )
+        runs = run_details(visible_runs(self.request.user))
         if self.action != "list":
             return runs
         filters = RunFilters(data=self.request.query_params.dict())  # a plain dict: an empty value is not "unset"

@@ -1,5 +1,6 @@
 """How runs, their progress and logs, and sweeps look in the JSON API and in websocket messages."""
 
+from django.db.models import Prefetch, QuerySet
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -148,6 +149,12 @@ def checkpoint_facts(run: Run) -> dict:
         "size_bytes": checkpoint_store.size_bytes(run),
         "deleted_at": reported.get("deleted_at"),
     }
+
+
+def run_details(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """The runs with what ``RunSerializer`` reads of their relations, fetched in a few queries for them all."""
+    gpus = Prefetch("gpus", queryset=GPU.objects.select_related("node", "model"))
+    return runs.select_related("owner", "project").prefetch_related("nodes__node", "artifacts", gpus)
 
 
 class RunSerializer(RunStateSerializer):

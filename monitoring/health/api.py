@@ -1,6 +1,5 @@
 """JSON API of GPU health: a GPU's burn-in records (paged) and its health history; admins start burn-ins."""
 
-from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -18,7 +17,7 @@ from monitoring.health.history import HISTORY_DAYS, MEMORY_COUNTERS, gpu_history
 from monitoring.health.serializers import BurnInSerializer, GPUHealthSerializer
 from monitoring.health.status import health_problems
 from training.models import Run
-from training.serializers import RunSerializer
+from training.serializers import RunSerializer, run_details
 
 MAX_DAYS = 90
 
@@ -77,9 +76,7 @@ class BurnInStartView(APIView):
             if refused.forbidden:
                 raise PermissionDenied(str(refused)) from None
             return Response(error_body(refused, {"gpus": refused.reasons}), status=status.HTTP_409_CONFLICT)
-        gpus = Prefetch("gpus", queryset=GPU.objects.select_related("node", "model"))
-        ordered = Run.objects.filter(pk__in=[run.pk for run in runs]).order_by("pk").select_related("owner", "project")
-        rows = ordered.prefetch_related("nodes__node", "artifacts", gpus)
+        rows = run_details(Run.objects.filter(pk__in=[run.pk for run in runs]).order_by("pk"))
         return Response(BurnInsQueuedSerializer({"runs": rows}).data, status=status.HTTP_201_CREATED)
 
 
