@@ -584,15 +584,11 @@ class Saver:
 
     def resume(self) -> tuple[int, int]:
         """Load FLEET_RESUME_DIR's checkpoint when given; returns (first epoch, batches of it to skip)."""
-        path = checkpoints.resume_path()
-        if path is None:
+        resumed = resume_state(self.env.world_size)
+        if resumed is None:
             return 1, 0
+        path, state = resumed
         trainer = self.trainer
-        state = checkpoints.load(path)
-        try:
-            checkpoints.check_fits(state, self.env.world_size)
-        except checkpoints.DoesNotFit as refused:
-            exit_now(2, f"cannot resume: {refused}")
         step = checkpoints.restore(state, self.model, trainer.optimizer, trainer.schedule, self.mode)
         trainer.step = self.checkpointer.last_step = step
         if self.env.is_main:
@@ -634,8 +630,27 @@ class Saver:
             self.leave()
 
     def leave(self) -> None:
-        signum = stop_signal() or signal.SIGTERM
-        exit_now(128 + signum, f"stopped by {signal.Signals(signum).name} at step {self.trainer.step}")
+        leave_stopped(self.trainer.step)
+
+
+def resume_state(world_size: int, hogwild: bool = False) -> tuple[Path, dict[str, Any]] | None:
+    """FLEET_RESUME_DIR's checkpoint with its path, or None for a fresh start; one saved by another number
+    of processes (or by Hogwild for another strategy, and the reverse) is refused here (exit 2)."""
+    path = checkpoints.resume_path()
+    if path is None:
+        return None
+    state = checkpoints.load(path)
+    try:
+        checkpoints.check_fits(state, world_size, hogwild=hogwild)
+    except checkpoints.DoesNotFit as refused:
+        exit_now(2, f"cannot resume: {refused}")
+    return path, state
+
+
+def leave_stopped(step: int) -> None:
+    """Exit as stopped by the signal received (SIGTERM when none was): code 128 + its number."""
+    signum = stop_signal() or signal.SIGTERM
+    exit_now(128 + signum, f"stopped by {signal.Signals(signum).name} at step {step}")
 
 
 def start_process(env: DistEnv, threads: int) -> torch.device:

@@ -75,7 +75,8 @@ class Supervisor:
     def run(self) -> int:
         torch.set_num_threads(self.threads)
         common.seed_everything(self.args.seed)
-        resumed = self._resumed_state()
+        # Refused before any worker starts when another number of workers saved it.
+        path, resumed = common.resume_state(self.workers, hogwild=True) or (None, None)
         self.device = common.pick_device(0)
         common.env_event(
             "hogwild",
@@ -93,7 +94,7 @@ class Supervisor:
             self.model.load_state_dict(resumed["model"])
             torch.set_rng_state(resumed["rng"])
             self.step = self.checkpointer.last_step = resumed["step"]
-            print(f"resumed from {checkpoints.resume_path()} at step {self.step}", flush=True)
+            print(f"resumed from {path} at step {self.step}", flush=True)
         self.model.share_memory()
         try:
             self._start_workers(train, resumed["workers"] if resumed is not None else [None] * self.workers)
@@ -101,18 +102,6 @@ class Supervisor:
             return self._supervise()
         finally:
             self._stop_workers()
-
-    def _resumed_state(self) -> dict | None:
-        """FLEET_RESUME_DIR's checkpoint, refused before any worker starts when another number of workers saved it."""
-        path = checkpoints.resume_path()
-        if path is None:
-            return None
-        state = checkpoints.load(path)
-        try:
-            checkpoints.check_fits(state, self.workers, hogwild=True)
-        except checkpoints.DoesNotFit as refused:
-            common.exit_now(2, f"cannot resume: {refused}")
-        return state
 
     def _start_workers(self, train: TensorDataset, starts: list[dict | None]) -> None:
         # Spawned workers import torch afresh and inherit this environment.
@@ -203,8 +192,7 @@ class Supervisor:
 
     def _leave(self) -> None:
         self._stop_workers()
-        signum = common.stop_signal() or signal.SIGTERM
-        common.exit_now(128 + signum, f"stopped by {signal.Signals(signum).name} at step {self.step}")
+        common.leave_stopped(self.step)
 
     def _on_step(self, rank, epoch, steps, samples, seconds, loss_sum, first_ts) -> None:
         if first_ts is not None and not self.stepped:  # a resumed run's first step is not step 1
