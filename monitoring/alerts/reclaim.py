@@ -59,7 +59,13 @@ def signal_process(reclaim: EndedProcess) -> tuple[str, str]:
 def run_of(reclaim: Reclaim) -> Run | None:
     """The unfinished fleet run the idle process belongs to (the idle rule believed its claim), if any."""
     run_id = (reclaim.alert.details or {}).get("run_id")
-    if not isinstance(run_id, int):
+    return unfinished_run(run_id) if isinstance(run_id, int) else None
+
+
+def unfinished_run(run_id: int | None) -> Run | None:
+    """The fleet run a process belongs to while that run is still going (a finished run's leftover is just a
+    process); also for ending one process on request (monitoring/processes/stopping.py)."""
+    if run_id is None:
         return None
     return Run.objects.filter(pk=run_id, status__in=RunStatus.unfinished()).first()
 

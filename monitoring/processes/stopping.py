@@ -20,11 +20,9 @@ from fleet.celery import node_queue
 from fleet.models import GPU
 from fleet.owners import ProcessOwners, believed_run
 from monitoring.alerts.choices import ReclaimStatus
-from monitoring.alerts.reclaim import RUN_STOP_MARGIN_S, end_with_run, signal_process
+from monitoring.alerts.reclaim import RUN_STOP_MARGIN_S, end_with_run, signal_process, unfinished_run
 from monitoring.processes.models import ProcessStop
 from training.cancel import CancelRefused, ask_to_stop
-from training.choices import RunStatus
-from training.models import Run
 
 
 class StopRefused(Exception):
@@ -48,15 +46,6 @@ def reported_process(gpu: GPU, pid: int) -> dict | None:
 def owner_of(process: dict):
     """The researcher who owns the process: its run's owner when the fleet started it, else its OS user's."""
     return ProcessOwners([process]).of(process)
-
-
-def unfinished_run_of(process: dict) -> Run | None:
-    """The fleet run this process belongs to while that run is still going (a finished run's leftover is
-    just a process)."""
-    run_id = believed_run(process)
-    if run_id is None:
-        return None
-    return Run.objects.filter(pk=run_id, status__in=RunStatus.unfinished()).first()
 
 
 def run_process_count(run_id: int) -> int:
@@ -85,7 +74,7 @@ def request_stop(user, gpu_uuid: str, pid: int, expected_run: int | None = None)
     if expected_run is not None and claimed != expected_run:
         now = f"run #{claimed}'s" if claimed else "no run's"
         raise StopRefused(f"Process {pid} is {now} now, not run #{expected_run}'s: nothing was ended.", status=409)
-    run = unfinished_run_of(process)
+    run = unfinished_run(claimed)
     with transaction.atomic():
         pending = ProcessStop.objects.filter(gpu=gpu, pid=pid, status=ReclaimStatus.REQUESTED).first()
         if pending:
