@@ -50,7 +50,7 @@ FIRST_STEP = 20  # leave out the first steps (allocator, caches) in both arms
 WARMUP, ACTIVE = 2, 5
 
 
-def trial(workload: str, epochs: int, profile: bool, wait: int) -> list[float]:
+def trial(workload: str, epochs: int, profile: bool, wait: int) -> dict[str, list[float]]:
     """One arm in this process: the wall-clock and the CPU seconds (this thread's) of every training step."""
     import torch
 
