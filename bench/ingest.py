@@ -112,7 +112,8 @@ class LoadAgent:
         self.errors: list[dict] = []
         self.latencies: list[float] = []
         self.seq = 0
-        self.base_ts = time.time() - 1800
+        # Whole milliseconds: with "%(ts).3f" a base near the half-way point made two seqs one ts (a replay).
+        self.base_ts = round(time.time() - 1800, 3)
         self.templates = self.frame_templates()
 
     def frame_templates(self) -> dict[tuple[bool, bool], str]:
