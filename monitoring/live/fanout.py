@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import transaction
 
 from fleet.owners import owner_usernames
+from monitoring.agent.metrics import NVLINK
 from monitoring.live.serializers import GPUStateSerializer, NodeStatusSerializer
 from monitoring.live.state import owner_keys
 
@@ -71,6 +72,10 @@ class Coalescer:
 
     def add_gpus(self, updates: Iterable[dict]) -> None:
         for update in updates:
+            pending = self.gpus.get(update["uuid"])
+            if pending is not None and NVLINK in pending and NVLINK not in update:
+                # Per-link figures come in one sample of NVLINK_EVERY_S: a newer update without them keeps them.
+                update = {**update, NVLINK: pending[NVLINK]}
             self.gpus[update["uuid"]] = update
         self._wake()
 

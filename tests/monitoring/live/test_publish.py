@@ -41,6 +41,18 @@ async def test_many_publishes_within_a_tick_become_one_message_with_the_latest_s
     assert await listener.nothing_within(0.8)
 
 
+async def test_per_link_figures_published_within_a_tick_survive_a_newer_update_without_them(listener):
+    await apublish_gpu_updates([gpu_update(util_gpu=1)])
+    await listener.receive()
+    links = {"ts": 1795000000.0, "links": [{"tx_kib_s": 1_000_000, "rx_kib_s": 900_000}]}
+    await apublish_gpu_updates([gpu_update(util_gpu=2, nvlink=links)])
+    await apublish_gpu_updates([gpu_update(util_gpu=3)])  # the next sample: per-link figures come every 30 s
+
+    (gpu,) = (await listener.receive())["gpus"]
+
+    assert (gpu["util_gpu"], gpu["nvlink"]) == (3, links["links"])
+
+
 async def test_updates_are_never_sent_closer_together_than_a_tick(listener):
     await apublish_gpu_updates([gpu_update(util_gpu=1)])
     first = await listener.receive()
