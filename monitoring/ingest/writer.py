@@ -105,15 +105,20 @@ INSERT_PROCESSES = """
 """
 
 
-def latest_value(key: str, new: str, table: str = "gpu") -> str:
+def latest_value(key: str, new: str) -> str:
     """A slow field missing from a sample (metrics.SLOW_KEYS) keeps the GPU's latest value."""
-    return f"COALESCE({new}, {table}.{key})" if key in SLOW_KEYS else new
+    return f"COALESCE({new}, gpu.{key})" if key in SLOW_KEYS else new
+
+
+def latest_state_set(time: str, processes: str, value_of) -> str:
+    """The SET list of a GPU's latest state: its time, its processes and every metric (value_of(key) gives each)."""
+    metrics = ", ".join(f"{key} = {latest_value(key, value_of(key))}" for key in METRIC_KEYS)
+    return f"last_sample_at = to_timestamp({time}), processes = {processes}::jsonb, {metrics}"
 
 
 SLOW_RETURNED = "".join(f", gpu.{key}" for key in SLOW_KEYS)
 UPDATE_LATEST = f"""
-    UPDATE fleet_gpu AS gpu SET last_sample_at = to_timestamp(v.t), processes = v.processes::jsonb,
-        {", ".join(f"{key} = {latest_value(key, f'v.m_{key}')}" for key in METRIC_KEYS)}
+    UPDATE fleet_gpu AS gpu SET {latest_state_set("v.t", "v.processes", lambda key: f"v.m_{key}")}
     FROM unnest(%b::bigint[], %b::float8[], %b::text[], {METRIC_ARRAYS})
         AS v(g, t, processes, {METRIC_ALIASES})
     WHERE gpu.id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
@@ -123,8 +128,7 @@ UPDATE_LATEST = f"""
 # as arrays they cost the server ~0.17 µs per field per GPU to dump (psycopg dumps list elements in Python).
 # Of two staged rows of one GPU and time, the first copied is the one taken, as from the arrays.
 UPDATE_LATEST_STAGED = f"""
-    UPDATE fleet_gpu AS gpu SET last_sample_at = to_timestamp(v.t), processes = v.processes::jsonb,
-        {", ".join(f"{key} = {latest_value(key, f'v.m_{key}')}" for key in METRIC_KEYS)}
+    UPDATE fleet_gpu AS gpu SET {latest_state_set("v.t", "v.processes", lambda key: f"v.m_{key}")}
     FROM (
         SELECT DISTINCT ON (n.g) n.g, n.t, n.processes, {", ".join(f"s.m_{key}" for key in METRIC_KEYS)}
         FROM unnest(%b::bigint[], %b::float8[], %b::text[]) AS n(g, t, processes)
@@ -327,7 +331,7 @@ def newest_links(samples: list[tuple[GPURef, Sample]]) -> dict[int, Sample]:
 
 
 def update_latest(
-    cursor, latest: dict[int, tuple[GPURef, Sample]], staged: bool = False
+    cursor, latest: dict[int, tuple[GPURef, Sample]], *, staged: bool
 ) -> list[tuple[GPURef, Sample, dict]]:
     """Move each GPU's latest state forward; returns the GPUs whose state moved, with their slow fields now.
 
@@ -417,8 +421,7 @@ INSERT_PROCESS_ONE = """
     ON CONFLICT (gpu_id, ts, pid) DO NOTHING
 """
 UPDATE_ONE = f"""
-    UPDATE fleet_gpu AS gpu SET last_sample_at = to_timestamp(%s), processes = %s::jsonb,
-        {", ".join(f"{key} = {latest_value(key, '%s')}" for key in METRIC_KEYS)}
+    UPDATE fleet_gpu AS gpu SET {latest_state_set("%s", "%s", lambda key: "%s")}
     WHERE id = %s AND (last_sample_at IS NULL OR last_sample_at < to_timestamp(%s))
     RETURNING gpu.id{SLOW_RETURNED}
 """

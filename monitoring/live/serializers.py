@@ -89,7 +89,6 @@ def metric_field(metric: Metric) -> serializers.Field:
 # What DRF's FloatField and IntegerField do to a metric's value, done without a field call per metric.
 METRIC_CASTS = tuple((metric.key, float if metric.gauge else int) for metric in METRICS)
 METRIC_KEY_SET = frozenset(key for key, _ in METRIC_CASTS) | {NVLINK}
-STATE_KEYS = (*METRIC_KEY_SET, "ts")  # what the fast path reads from a state that is not a mapping
 
 
 def links_representation(state: Mapping) -> list[dict] | None:
@@ -123,10 +122,9 @@ class FastMetricValues:
             self.__dict__["_fast_readable"] = readable
         return readable
 
-    def to_representation(self, instance) -> dict:
-        data = super().to_representation(instance)
-        # One Mapping check per state, not one per metric (an ABC isinstance is slow).
-        state = instance if isinstance(instance, Mapping) else {key: getattr(instance, key, None) for key in STATE_KEYS}
+    def to_representation(self, state: Mapping) -> dict:
+        """state: a GPU's record (monitoring.live.state.gpu_record) or a live update, never a model instance."""
+        data = super().to_representation(state)
         for key, cast in METRIC_CASTS:
             value = state.get(key)
             data[key] = None if value is None else cast(value)
