@@ -15,7 +15,6 @@ from fleet.choices import NodeStatus, ThrottleReason, UtilizationBand
 from fleet.owners import believed_run, owner_key
 from monitoring.agent.metrics import (
     CLOCKS_EVENT_REASONS,
-    LINK_KEYS,
     LINK_METRICS,
     METRICS,
     NVLINK,
@@ -92,12 +91,10 @@ METRIC_KEY_SET = frozenset(key for key, _ in METRIC_CASTS) | {NVLINK}
 
 
 def links_representation(state: Mapping) -> list[dict] | None:
-    """Per-link NVLink values as the API writes them (whole numbers or null), without a DRF field call each;
-    null without NVLink, or when the GPU's latest ones are stale (metrics.current_links)."""
-    links = current_links(state.get(NVLINK), state.get("ts"))
-    if links is None:
-        return None
-    return [{key: None if (value := link.get(key)) is None else int(value) for key in LINK_KEYS} for link in links]
+    """Per-link NVLink values as the API writes them; null without NVLink, or when the GPU's latest ones are stale
+    (metrics.current_links). They are kept as ingest/validation.check_links left them (every link key, a whole
+    number or null), so they go out as they are: the live fan-out sends them up to four times a second."""
+    return current_links(state.get(NVLINK), state.get("ts"))
 
 
 class NvLinkSerializer(serializers.Serializer):
