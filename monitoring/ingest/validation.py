@@ -9,6 +9,7 @@ Unknown keys are ignored, so newer agents keep working.
 
 import math
 import re
+import sys
 from dataclasses import dataclass
 
 from django.db import models
@@ -144,7 +145,7 @@ def number_problem(value: object, low: float | None = None, high: float | None =
         return "not a number"
     if value != value:
         return "NaN is not a value (send null when unknown)"
-    if math.isinf(value):
+    if isinstance(value, float) and math.isinf(value):
         return "infinite"
     if low == 0 and value < 0:
         return "negative"
@@ -152,6 +153,8 @@ def number_problem(value: object, low: float | None = None, high: float | None =
         return f"below {low:g}"
     if high is not None and value > high:
         return f"above {high:g}"
+    if not -sys.float_info.max <= value <= sys.float_info.max:  # a whole number too large for any check's arithmetic
+        return "beyond the range of a double"
     return None
 
 

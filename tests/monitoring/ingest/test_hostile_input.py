@@ -1,11 +1,12 @@
 """Hostile input from one agent ends in an error frame (and a close code where the protocol says so) for that
 agent alone: nothing crashes the consumer, and the node's next connection is welcomed as usual."""
 
+import json
 import time
 
 import pytest
 
-from monitoring.models import ProcessSample
+from monitoring.models import GPUSample, ProcessSample
 from tests.monitoring.ingest.agents import hello, samples
 from tests.monitoring.ingest.conftest import orm
 
@@ -112,3 +113,17 @@ async def test_text_that_could_fool_the_whole_frame_scans_is_judged_by_its_chara
     else:
         assert answer["code"] == "bad_text" and answer["detail"].startswith("samples[0].processes[0].cmdline: "), answer
         assert await orm(ProcessSample.objects.count)() == 0
+
+
+@pytest.mark.parametrize("number", ["1" + "0" * 400, "-" + "9" * 330], ids=["huge", "huge negative"])
+async def test_a_whole_number_beyond_a_doubles_range_is_refused_by_name_and_the_other_samples_kept(agents, number):
+    """Such a ts made the checks raise (OverflowError), and the whole frame was refused as a server error."""
+    agent = agents()
+    await agent.start()
+    text = json.dumps(samples("gpu-01", 1, time.time() - 5)).replace('"ts": ', f'"ts": {number}, "was": ', 1)
+    await agent.send(text)
+    assert await agent.receive() == {"type": "ack", "seq": 1}
+    error = await agent.receive()
+    assert error["code"] == "bad_payload" and error["refused"][0]["sample"] == 0, error
+    assert error["detail"].startswith("samples[0].ts: "), error
+    assert await orm(GPUSample.objects.count)() == 1
