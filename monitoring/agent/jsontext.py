@@ -16,15 +16,20 @@ cost grows with every metric of the sample) and with json where orjson refuses i
 number beyond a double's range. Parsed by either, a text gives the same value, except a whole number beyond
 64 bits, which orjson gives as a float: every check that reads one (seq, pid, run, a counter) refuses both alike.
 The agent's own distribution has no orjson and parses the server's few frames with json.
+
+`dumps` writes the server's hot JSON (live states, a GPU's processes and NVLink figures, a tenth of json's time
+for a state with 18 links) with orjson too: compact and UTF-8 (not \\u-escaped), and with json where orjson
+refuses (a whole number beyond 64 bits, a lone surrogate); both give text that parses to the same value.
 """
 
 import json
 import re
 
 try:
+    from orjson import dumps as fast_dumps
     from orjson import loads as fast_loads
 except ImportError:  # the agent's distribution (deploy/agent-dist)
-    fast_loads = None
+    fast_dumps = fast_loads = None
 
 MAX_DEPTH = 16
 MAX_STRING_CHARS = 65536
@@ -62,6 +67,16 @@ def parse_json(text: str) -> object:
         except ValueError:  # orjson.JSONDecodeError: json decides, and names the fault
             pass
     return json.loads(text)
+
+
+def dumps(value: object) -> str:
+    """value as compact JSON text (see the module docstring); NaN and infinities, which no check passes, as null."""
+    if fast_dumps is not None:
+        try:
+            return fast_dumps(value).decode()
+        except TypeError:  # orjson.JSONEncodeError
+            pass
+    return json.dumps(value, separators=(",", ":"))
 
 
 # What the pre-scan deletes from a text: every byte but a quote and the four brackets.

@@ -18,6 +18,7 @@ from django.db import connection, models, transaction
 
 from fleet.choices import NodeStatus
 from fleet.models import NvLinkState
+from monitoring.agent.jsontext import dumps
 from monitoring.agent.metrics import METRIC_KEYS, NVLINK, SLOW_KEYS
 from monitoring.ingest.claims import check_claims
 from monitoring.ingest.resume import advance
@@ -340,9 +341,7 @@ def update_latest(
     if not latest:
         return []
     pairs = [latest[gpu_id] for gpu_id in sorted(latest)]  # one lock order for every flush
-    rows = [
-        (ref.id, sample.ts, json.dumps(sample.processes)) + (() if staged else sample.values) for ref, sample in pairs
-    ]
+    rows = [(ref.id, sample.ts, dumps(sample.processes)) + (() if staged else sample.values) for ref, sample in pairs]
     cursor.execute(
         UPDATE_LATEST_STAGED if staged else UPDATE_LATEST, [list(column) for column in zip(*rows, strict=True)]
     )
@@ -353,7 +352,7 @@ def update_latest(
 def store_links(cursor, newest: dict[int, Sample]) -> None:
     """Keep each GPU's newest per-link figures (an empty list for a GPU that reports no NVLink)."""
     if newest:
-        rows = [(gpu_id, newest[gpu_id].ts, json.dumps(newest[gpu_id].links)) for gpu_id in sorted(newest)]
+        rows = [(gpu_id, newest[gpu_id].ts, dumps(newest[gpu_id].links)) for gpu_id in sorted(newest)]
         cursor.execute(STORE_LINKS, columns_of(rows))
 
 

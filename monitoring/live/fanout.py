@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import transaction
 
 from fleet.owners import owner_usernames
+from monitoring.agent.jsontext import dumps
 from monitoring.agent.metrics import NVLINK
 from monitoring.live.serializers import GPUStateSerializer, NodeStatusSerializer
 from monitoring.live.state import owner_keys
@@ -134,8 +135,8 @@ def update_message(gpus: list[dict], nodes: dict[str, str], owners: dict[str, st
     statuses = NodeStatusSerializer(node_records, many=True).data
     return {
         "type": UPDATE,
-        "gpus": [[state["uuid"], state["node"], json.dumps(state)] for state in states],
-        "nodes": [[status["hostname"], json.dumps(status)] for status in statuses],
+        "gpus": [[state["uuid"], state["node"], dumps(state)] for state in states],
+        "nodes": [[status["hostname"], dumps(status)] for status in statuses],
         "sent_at": time.time(),
     }
 

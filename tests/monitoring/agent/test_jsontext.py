@@ -1,6 +1,7 @@
 """JSON text with limits: the pre-scans of the raw text never pass what the walk over the parsed value refuses."""
 
 import json
+import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +13,7 @@ from monitoring.agent.jsontext import (
     MAX_STRING_CHARS,
     JsonTextError,
     check_shape,
+    dumps,
     loads,
     storable_json,
     text_problem,
@@ -148,3 +150,29 @@ def test_an_agents_frame_takes_the_fast_path():
     text = encode(samples_frame(Simulator(8, "gpu-01", scenario="mixed"), 1))
     assert within_limits(text, MAX_DEPTH, MAX_STRING_CHARS)
     assert storable_json(text)
+
+
+FINITE_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.sampled_from([2**64, -(2**63) - 1, 10**30])
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TRICKY
+    | st.text(max_size=4),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(TRICKY, kids, max_size=4),
+    max_leaves=40,
+)
+
+
+@EXAMPLES
+@given(FINITE_VALUES)
+def test_the_servers_json_text_parses_to_what_jsons_text_parses_to(value):
+    """orjson writes it where it can; a whole number past 64 bits or a lone surrogate goes through json."""
+    assert json.loads(dumps(value)) == json.loads(json.dumps(value))
+    if all(text_problem(s) is None for s in strings_in(value)):
+        assert json.loads(dumps(value)) == value
+
+
+def test_what_no_check_passes_is_written_as_null_not_as_invalid_json():
+    assert json.loads(dumps({"temp_c": math.nan, "power_w": math.inf})) == {"temp_c": None, "power_w": None}
