@@ -31,8 +31,9 @@ from monitoring.ingest.batcher import Link, StoreError, batcher
 from monitoring.ingest.hello import Welcome, accept_hello
 from monitoring.ingest.limits import CLOSE_TOO_FAST, cool_down, cooling_down, limit_for
 from monitoring.ingest.ownership import ForeignGPU, record_foreign_gpus
+from monitoring.ingest.plain_frames import plain_samples
 from monitoring.ingest.presence import start_sweeper
-from monitoring.ingest.validation import FrameError, check_hello, check_samples, parse
+from monitoring.ingest.validation import FrameError, SamplesFrame, check_hello, check_samples, parse
 from monitoring.ingest.writer import Frame, write_one_by_one
 from monitoring.prometheus import server as server_metrics
 
@@ -96,6 +97,11 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
             await self.too_fast(why)
             return
         try:
+            if self.welcome is not None:
+                plain = plain_samples(text_data, self.welcome.gpus.keys(), time.time(), settings.AGENT_MAX_FRAME_BYTES)
+                if plain is not None:
+                    await self.take_samples(plain)
+                    return
             frame = parse(text_data, bytes_data, settings.AGENT_MAX_FRAME_BYTES)
             if self.welcome is None:
                 await self.on_first_frame(frame)
@@ -186,7 +192,9 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
         await self.close(CLOSE_REPLACED, "replaced by a newer connection of this node")
 
     async def on_samples(self, frame: dict, texts_storable: bool) -> None:
-        checked = check_samples(frame, self.welcome.gpus.keys(), time.time(), texts_storable)
+        await self.take_samples(check_samples(frame, self.welcome.gpus.keys(), time.time(), texts_storable))
+
+    async def take_samples(self, checked: SamplesFrame) -> None:
         samples = [(self.welcome.gpus[sample.uuid], sample) for sample in checked.samples]
         # A frame whose every sample was refused still goes through, empty: its seq is settled for resume_seq.
         item = Frame(self.node.pk, self.hello.session, self.hello.boot_id, checked.seq, samples, self.link)

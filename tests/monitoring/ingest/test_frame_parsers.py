@@ -3,7 +3,6 @@ is checked alike whichever parser read it, down to each refusal's words."""
 
 import json
 import math
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,33 +10,8 @@ from hypothesis import strategies as st
 
 from monitoring.agent import jsontext
 from monitoring.agent.jsontext import parse_json
-from monitoring.ingest.validation import METRIC_SPECS, FrameError, check_samples
-
-GPUS = ["GPU-a", "GPU-b"]
-NOW = time.time()
-NUMBERS = st.one_of(
-    st.integers(),
-    st.floats(),
-    st.sampled_from([2**63 - 1, 2**63, 2**64 - 1, 2**64, 2**70, -(2**63) - 1, 10**400, 1e308, -0.0, 5e-324]),
-)
-NASTY = st.one_of(NUMBERS, st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers(), max_size=2))
-TEXT = st.text(alphabet=st.sampled_from(["a", "\x00", "\ud800", "é", '"', "\\"]), max_size=4)
-PROCESS = st.fixed_dictionaries(
-    {"pid": st.one_of(st.integers(0, 2**31 - 1), NASTY)},
-    optional={"user": TEXT, "cmdline": TEXT, "run": NASTY, "mem_used_mib": NASTY, "started_at": NASTY},
-)
-SAMPLE = st.fixed_dictionaries(
-    {"gpu": st.sampled_from([*GPUS, "GPU-unknown"]), "ts": st.one_of(st.just(NOW - 1), NUMBERS)},
-    optional={
-        **{key: st.one_of(st.integers(low, high), NASTY) for key, low, high, _ in METRIC_SPECS},
-        "processes": st.lists(PROCESS, max_size=2),
-        "nvlink": st.lists(st.fixed_dictionaries({}, optional={"tx_kib_s": NASTY, "rx_kib_s": NASTY}), max_size=2),
-    },
-)
-FRAMES = st.fixed_dictionaries(
-    {"type": st.just("samples"), "seq": st.one_of(st.integers(0, 2**63 - 1), NASTY)},
-    optional={"samples": st.lists(SAMPLE, max_size=3)},
-)
+from monitoring.ingest.validation import FrameError, check_samples
+from tests.monitoring.ingest.frame_strategies import FRAMES, GPUS, NOW
 
 
 def checked(frame: object) -> tuple:
