@@ -23,7 +23,8 @@ import sys
 import time
 from dataclasses import dataclass
 
-FIGURES = ("samples/s", "server CPU ms/1k", "DB CPU ms/1k")
+# Each figure's cell in bench/ingest.py's result row.
+FIGURES = {"samples/s": 1, "server CPU ms/1k": 2, "DB CPU ms/1k": 3, "ack p50 ms": 6, "ack p99 ms": 7}
 
 
 @dataclass(frozen=True)
@@ -56,12 +57,12 @@ def start(tree: Tree, redis_db: int, args) -> subprocess.Popen:
 
 
 def figures(output: str) -> dict[str, float]:
-    """The figures of bench/ingest.py's result row: "uvicorn / copy | 15,453 | 38.2 | 19.9 | ..."."""
+    """The figures of bench/ingest.py's result row: "uvicorn / copy | 15,453 | 38.2 | 19.9 | ... | 12 ms | ..."."""
     row = [line for line in output.splitlines() if line.startswith("uvicorn")][-1]
     cells = [cell.strip() for cell in row.split("|")]
     if not cells[-1].endswith("yes"):
         raise SystemExit(f"a run lost or refused samples: {row}")
-    return {name: float(cells[i + 1].replace(",", "")) for i, name in enumerate(FIGURES)}
+    return {name: float(cells[cell].replace(",", "").removesuffix(" ms")) for name, cell in FIGURES.items()}
 
 
 def one_round(trees: list[Tree], number: int, args) -> dict[str, dict[str, float]]:
