@@ -17,7 +17,7 @@ def _live():
     return live
 
 
-async def gpu_updates(updates: list[dict]) -> None:
+async def gpu_updates(updates: list) -> None:
     live = _live()
     if live is not None and updates:
         await live.apublish_gpu_updates(updates)

@@ -12,6 +12,7 @@ import json
 import weakref
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from typing import NamedTuple
 
 import psycopg
 from django.db import connection, models, transaction
@@ -198,9 +199,30 @@ class Frame:
     link: object = None
 
 
+class MovedGPU(NamedTuple):
+    """A GPU whose latest state a flush moved. Its live update (update_dict) is made only if it is sent: as
+    fast as acks allow a GPU moves dozens of times between two of the live pages' ticks, and only the last
+    one goes out (monitoring.live.fanout.Coalescer)."""
+
+    ref: GPURef
+    sample: Sample
+    slow: tuple  # the slow fields (SLOW_KEYS) as the GPU's row now holds them
+
+    @property
+    def uuid(self) -> str:
+        return self.ref.uuid
+
+    @property
+    def carries_links(self) -> bool:
+        return self.sample.links is not None
+
+    def live_update(self) -> dict:
+        return update_dict(self.ref, self.sample, dict(zip(SLOW_KEYS, self.slow, strict=True)))
+
+
 @dataclass
 class FlushResult:
-    gpu_updates: list[dict] = field(default_factory=list)
+    gpu_updates: list[MovedGPU] = field(default_factory=list)
     nodes_online: list[str] = field(default_factory=list)
     samples: int = 0
     # node → its newest connection; a frame that came over another one came over a replaced connection.
@@ -230,7 +252,7 @@ def write_frames(frames: list[Frame], now: datetime, method: str = "copy") -> Fl
         online = mark_online(cursor, node_ids, now)
         connections = advance_sessions(cursor, frames, node_ids)
         note_late(cursor, samples, now)
-    return FlushResult([update_dict(*moved) for moved in updated], online, len(samples), connections)
+    return FlushResult(updated, online, len(samples), connections)
 
 
 def bound_cursor() -> psycopg.Cursor:
@@ -331,9 +353,7 @@ def newest_links(samples: list[tuple[GPURef, Sample]]) -> dict[int, Sample]:
     return newest
 
 
-def update_latest(
-    cursor, latest: dict[int, tuple[GPURef, Sample]], *, staged: bool
-) -> list[tuple[GPURef, Sample, dict]]:
+def update_latest(cursor, latest: dict[int, tuple[GPURef, Sample]], *, staged: bool) -> list[MovedGPU]:
     """Move each GPU's latest state forward; returns the GPUs whose state moved, with their slow fields now.
 
     staged: this flush's samples are in SAMPLE_STAGE, which gives the metric values (UPDATE_LATEST_STAGED).
@@ -345,8 +365,8 @@ def update_latest(
     cursor.execute(
         UPDATE_LATEST_STAGED if staged else UPDATE_LATEST, [list(column) for column in zip(*rows, strict=True)]
     )
-    kept = {row[0]: dict(zip(SLOW_KEYS, row[1:], strict=True)) for row in cursor.fetchall()}
-    return [(ref, sample, kept[ref.id]) for ref, sample in pairs if ref.id in kept]
+    kept = {row[0]: row[1:] for row in cursor.fetchall()}
+    return [MovedGPU(ref, sample, kept[ref.id]) for ref, sample in pairs if ref.id in kept]
 
 
 def store_links(cursor, newest: dict[int, Sample]) -> None:
@@ -440,10 +460,10 @@ def write_one_by_one(frame: Frame, now: datetime) -> FlushResult:
             latest = [sample.ts, json.dumps(sample.processes), *sample.values, ref.id, sample.ts]
             cursor.execute(UPDATE_ONE, latest)
             if (row := cursor.fetchone()) is not None:
-                moved.append((ref, sample, dict(zip(SLOW_KEYS, row[1:], strict=True))))
+                moved.append(MovedGPU(ref, sample, row[1:]))
         with bound_cursor() as bound:
             store_links(bound, newest_links(frame.samples))
         cursor.execute(MARK_SEEN, [now, [frame.node_id]])
         online = mark_online(cursor, [frame.node_id], now)
         advance_sessions(cursor, [frame], [frame.node_id])
-    return FlushResult([update_dict(*each) for each in moved], online, len(frame.samples))
+    return FlushResult(moved, online, len(frame.samples))

@@ -65,19 +65,22 @@ class Coalescer:
     def __init__(self, tick_s: float, owners: OwnerCache):
         self.tick_s = tick_s
         self.owners = owners
-        self.gpus: dict[str, dict] = {}
+        self.gpus: dict[str, object] = {}
+        self.links: dict[str, object] = {}  # the latest pending update of each GPU that carried per-link figures
         self.nodes: dict[str, str] = {}
         self.last_sent = float("-inf")
         self.sender: asyncio.Task | None = None
         self.sent: asyncio.Future | None = None  # resolved when what is pending now has been sent
 
-    def add_gpus(self, updates: Iterable[dict]) -> None:
+    def add_gpus(self, updates: Iterable) -> None:
+        """Keep the latest update of each GPU: a live state's dict, or the ingest's MovedGPU, which is made into
+        one only if it is still the latest when the tick sends it."""
         for update in updates:
-            pending = self.gpus.get(update["uuid"])
-            if pending is not None and NVLINK in pending and NVLINK not in update:
-                # Per-link figures come in one sample of NVLINK_EVERY_S: a newer update without them keeps them.
-                update = {**update, NVLINK: pending[NVLINK]}
-            self.gpus[update["uuid"]] = update
+            uuid = update["uuid"] if type(update) is dict else update.uuid
+            if (NVLINK in update) if type(update) is dict else update.carries_links:
+                # Per-link figures come in one sample of NVLINK_EVERY_S: newer updates without them keep them.
+                self.links[uuid] = update
+            self.gpus[uuid] = update
         self._wake()
 
     def add_node(self, hostname: str, status: str) -> asyncio.Future:
@@ -107,7 +110,8 @@ class Coalescer:
     async def send_pending(self) -> None:
         """Send what is pending now as one message (the ticker calls this; tests may too)."""
         self.last_sent = asyncio.get_running_loop().time()
-        gpus, self.gpus = list(self.gpus.values()), {}
+        gpus = live_states(self.gpus, self.links)
+        self.gpus, self.links = {}, {}
         nodes, self.nodes = self.nodes, {}
         waiting, self.sent = self.sent, None
         try:
@@ -122,6 +126,22 @@ class Coalescer:
             raise
         if waiting is not None and not waiting.done():
             waiting.set_result(None)
+
+
+def live_state(update) -> dict:
+    return update if type(update) is dict else update.live_update()
+
+
+def live_states(latest: dict[str, object], links: dict[str, object]) -> list[dict]:
+    """Each GPU's latest update as a live state, with the per-link figures of an earlier one of the same tick."""
+    states = []
+    for uuid, update in latest.items():
+        state = live_state(update)
+        carrier = links.get(uuid)
+        if carrier is not None and carrier is not update and NVLINK not in state:
+            state = {**state, NVLINK: live_state(carrier)[NVLINK]}
+        states.append(state)
+    return states
 
 
 def update_message(gpus: list[dict], nodes: dict[str, str], owners: dict[str, str]) -> dict:
@@ -159,8 +179,8 @@ def coalescer() -> Coalescer:
     return _coalescers[loop]
 
 
-async def apublish_gpu_updates(updates: list[dict]) -> None:
-    """Hand committed GPU updates (the ingest's dicts) to the browsers.
+async def apublish_gpu_updates(updates: list) -> None:
+    """Hand committed GPU updates (the ingest's MovedGPU records, or live states as dicts) to the browsers.
 
     Returns at once; the sending happens on the next tick in this event loop, so call it from a
     long-lived loop (the server's). Awaiting each send would hold the caller a tick per batch.

@@ -74,11 +74,11 @@ class LiveRecorder:
     """Stands in for monitoring.live.fanout: records what the ingest hands over and what was committed by then."""
 
     def __init__(self):
-        self.updates: list[list[dict]] = []
+        self.updates: list[list] = []
         self.statuses: list[tuple[str, str]] = []
         self.stored_when_published: list[int] = []
 
-    async def apublish_gpu_updates(self, updates: list[dict]) -> None:
+    async def apublish_gpu_updates(self, updates: list) -> None:
         self.stored_when_published.append(await orm(GPUSample.objects.count)())
         self.updates.append(updates)
 
@@ -113,7 +113,7 @@ async def test_the_live_pages_get_the_latest_state_of_each_gpu_once_per_flush_af
         await eventually(lambda: orm(lambda: bool(live.updates))())
     assert live.statuses == [("gpu-01", "online")]
     assert len(live.updates) == 1 and live.stored_when_published == [6]
-    update = live.updates[0][0]
+    update = live.updates[0][0].live_update()
     assert set(update) == {"uuid", "node", "index", "ts", *METRIC_KEYS, "memory_total_mib", "processes"}
     assert (update["uuid"], update["node"], update["index"], update["ts"]) == (gpu_uuid("gpu-01", 0), "gpu-01", 0, now)
     assert (update["util_gpu"], update["memory_total_mib"], update["processes"][0]["user"]) == (30, 81559, "alice")

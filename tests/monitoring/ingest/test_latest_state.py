@@ -47,6 +47,6 @@ def test_each_gpu_keeps_its_newest_sample_the_first_of_a_tie_and_its_slow_fields
     assert first.last_sample_at.timestamp() == pytest.approx(now - 2, abs=1e-6)
     assert (second.util_gpu, getattr(second, SLOW)) == (30.0, 3)
     assert type(getattr(second, SLOW)) is int
-    live = {update["uuid"]: update for update in flushed.gpu_updates}
+    live = {moved.uuid: moved.live_update() for moved in flushed.gpu_updates}
     assert (live[first.uuid]["util_gpu"], live[first.uuid][SLOW]) == (20.0, 7)
     assert GPUSample.objects.filter(gpu=first).count() == 3

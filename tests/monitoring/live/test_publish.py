@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import time
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -10,6 +11,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from fleet.models import OsAccount
+from monitoring.agent.metrics import METRIC_KEYS, SLOW_KEYS
+from monitoring.ingest.validation import Sample
+from monitoring.ingest.writer import GPURef, MovedGPU
 from monitoring.live.fanout import (
     UPDATE,
     apublish_gpu_updates,
@@ -51,6 +55,27 @@ async def test_per_link_figures_published_within_a_tick_survive_a_newer_update_w
     (gpu,) = (await listener.receive())["gpus"]
 
     assert (gpu["util_gpu"], gpu["nvlink"]) == (3, links["links"])
+
+
+async def test_the_ingests_records_go_out_as_the_latest_state_with_the_links_of_an_earlier_one(listener):
+    """As fast as acks allow, a GPU moves dozens of times a tick: only the last record is made into a live state."""
+    await apublish_gpu_updates([gpu_update(util_gpu=1)])
+    await listener.receive()
+    ref, now = GPURef(1, "GPU-live-0", 0, "gpu-01", 81559), time.time()
+
+    def moved(util: int, links: list[dict] | None = None) -> MovedGPU:
+        values = tuple(float(util) if key == "util_gpu" else None for key in METRIC_KEYS)
+        return MovedGPU(ref, Sample(ref.uuid, now + util, values, [], links), tuple(7 for _ in SLOW_KEYS))
+
+    await apublish_gpu_updates([moved(2, links=[{"tx_kib_s": 5, "rx_kib_s": None}])])
+    for util in range(3, 40):
+        await apublish_gpu_updates([moved(util)])
+
+    (gpu,) = (await listener.receive())["gpus"]
+
+    assert (gpu["util_gpu"], gpu["ts"], gpu["memory_total_mib"]) == (39, now + 39, 81559)
+    assert gpu["nvlink"] == [{"tx_kib_s": 5, "rx_kib_s": None}]
+    assert all(gpu[key] == 7 for key in SLOW_KEYS)
 
 
 async def test_updates_are_never_sent_closer_together_than_a_tick(listener):
