@@ -5,8 +5,9 @@
 
 One 8-GPU frame as bench/ingest.py sends it (a frame without the slow fields, and one with per-link NVLink
 figures where the tree has them): parsing and the shape walk, the text test of the whole frame and the
-per-sample checks (as monitoring/ingest/consumer.py runs them), the live update dicts and serializing live
-states in a tick of 128 GPUs. Best of --repeats, in µs of CPU. Run it in two trees to compare them
+per-sample checks (the full path of monitoring/ingest/consumer.py), the one pass the server takes for such a
+plain frame instead (monitoring/ingest/plain_frames.py), the live update dicts and serializing live states
+in a tick of 128 GPUs. Best of --repeats, in µs of CPU. Run it in two trees to compare them
 (docs/benchmarks.md#the-wider-sample-dcgm-depth-fields-issue-18).
 """
 
@@ -30,6 +31,7 @@ from ingest import GPUS, LINKS, READING, SLOW_KEYS  # noqa: E402
 
 from monitoring.agent import metrics  # noqa: E402
 from monitoring.agent.jsontext import loads, storable_json  # noqa: E402
+from monitoring.ingest.plain_frames import plain_samples  # noqa: E402
 from monitoring.ingest.validation import check_samples  # noqa: E402
 from monitoring.ingest.writer import GPURef, update_dict  # noqa: E402
 from monitoring.live.serializers import GPUStateSerializer  # noqa: E402
@@ -50,6 +52,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     now, known = time.time(), {f"GPU-{i}" for i in range(GPUS)}
+
+    def plain(text: str):
+        checked = plain_samples(text, known, now, 2**20)
+        assert checked is not None, "the benchmark's frame must be plain"
+        return checked
+
     text = frame(now, None)
     # As the server checks a frame (monitoring/ingest/consumer.py): a text cleared whole needs no test of each string.
     parsed, storable = loads(text), storable_json(text)
@@ -66,6 +74,7 @@ def main() -> None:
     print(f"parse and shape walk: {timed(lambda: loads(text)):.0f}")
     print(f"text test (storable_json): {timed(lambda: storable_json(text)):.1f}")
     print(f"check_samples: {timed(lambda: check_samples(parsed, known, now, storable)):.0f}")
+    print(f"parse and check in one pass (plain_samples, what the server runs): {timed(lambda: plain(text)):.0f}")
     print(f"update_dict x {GPUS}: {timed(lambda: [update_dict(ref, sample, slow) for ref, sample in pairs]):.0f}")
     per_tick = timed(
         lambda: GPUStateSerializer(states, many=True, context={"owners": {}}).data, max(args.calls // 50, 5)
@@ -75,6 +84,7 @@ def main() -> None:
         linked = frame(now, LINKS)
         cost = timed(lambda: check_samples(loads(linked), known, now, storable_json(linked)))
         print(f"parse and check, {len(LINKS)} links per GPU ({len(linked):,} bytes): {cost:.0f}")
+        print(f"the same in one pass: {timed(lambda: plain(linked)):.0f}")
 
 
 if __name__ == "__main__":
