@@ -107,17 +107,17 @@ def sample_of(wire, known_gpus, now: float, texts_storable: bool) -> Sample:
     ts = wire.ts
     if wire.gpu not in known_gpus or not now - PAST_LIMIT_S <= ts <= now + FUTURE_SLACK_S:
         raise NotPlain
-    links = getattr(wire, NVLINK)
-    if links is not None and links is not msgspec.UNSET:
-        links = [asdict(link) for link in links]
-    elif links is None:
-        links = []
-    else:
-        links = None
     processes = wire.processes
     if processes is not None:
         processes = [process_of(process, now, texts_storable) for process in processes]
-    return Sample(wire.gpu, ts, astuple(wire)[:METRIC_COUNT], processes, links)
+    return Sample(wire.gpu, ts, astuple(wire)[:METRIC_COUNT], processes, links_of(getattr(wire, NVLINK)))
+
+
+def links_of(wire) -> list[dict] | None:
+    """Per-link figures as validation.check_links gives them: [] for null, None when the sample has none."""
+    if wire is msgspec.UNSET:
+        return None
+    return [] if wire is None else [asdict(link) for link in wire]
 
 
 def process_of(wire, now: float, texts_storable: bool) -> dict:
