@@ -36,6 +36,6 @@ gc.freeze()
 # objects into older generations, whose passes then took about a fifth of the event loop's CPU. A young
 # generation of 50,000 objects lets them die first, and full passes come a tenth as often: as fast as acks
 # allow, 1.07-1.09x the samples/s at 0.87x the server CPU per sample, ack p99 0.91x at a fixed rate, same run
-# (docs/benchmarks.md, "The collector's thresholds").
+# (docs/benchmarks.md, "One pass for the plain frame, a larger young generation, live states made when sent").
 GC_THRESHOLDS = (50_000, 20, 100)
 gc.set_threshold(*GC_THRESHOLDS)

@@ -87,13 +87,13 @@ class NotPlain(Exception):
 
 def plain_samples(text: str | None, known_gpus, now: float, max_bytes: int) -> SamplesFrame | None:
     """The frame's samples, all valid, or None when the full path must decide (see the module docstring)."""
-    if text is None or len(text) * 4 > max_bytes or not within_limits(text, MAX_DEPTH, MAX_STRING_CHARS):
+    if text is None or len(text) * 4 > max_bytes:
         return None
     try:
         frame = DECODER.decode(text)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeEncodeError):
-        return None
-    if frame.type != "samples":
+        return None  # a frame with a value to refuse stops here, before the pre-scan the full path runs again
+    if frame.type != "samples" or not within_limits(text, MAX_DEPTH, MAX_STRING_CHARS):
         return None
     texts_storable = storable_json(text)
     try:

@@ -110,14 +110,14 @@ class Coalescer:
     async def send_pending(self) -> None:
         """Send what is pending now as one message (the ticker calls this; tests may too)."""
         self.last_sent = asyncio.get_running_loop().time()
-        gpus = live_states(self.gpus, self.links)
-        self.gpus, self.links = {}, {}
+        latest, links, self.gpus, self.links = self.gpus, self.links, {}, {}
         nodes, self.nodes = self.nodes, {}
         waiting, self.sent = self.sent, None
         try:
-            if gpus or nodes:
+            if latest or nodes:
+                # Making and serializing a thousand states takes tens of ms: off the loop the ingest shares.
+                gpus = await asyncio.to_thread(live_states, latest, links) if latest else []
                 owners = await self.owners.lookup(owner_keys(gpus))
-                # Serializing a thousand states takes tens of ms: off the loop the ingest shares.
                 message = await asyncio.to_thread(update_message, gpus, nodes, owners)
                 await get_channel_layer().group_send(live_group(), message)
         except Exception as error:
