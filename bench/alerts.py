@@ -82,7 +82,7 @@ def role_of(index: int) -> str:
 def make_fleet(gpus: int) -> dict[int, str]:
     from django.contrib.auth import get_user_model
 
-    from fleet.models import GPU, GPUModel, Node, OsAccount, Project
+    from inventory.models import GPU, GPUModel, Node, OsAccount, Project
 
     model = GPUModel.objects.get(name="A100 80GB")
     project = Project.objects.create(name="bench", monthly_budget=100_000)
@@ -133,7 +133,7 @@ WHERE r.role <> 'empty'
 def write_telemetry(roles: dict[int, str], now: datetime, interval: int) -> float:
     from django.db import connection, transaction
 
-    from fleet.models import GPU
+    from inventory.models import GPU
     from monitoring.storage import partitions, rollups
 
     begin = time.perf_counter()
@@ -195,7 +195,7 @@ def naive_verdicts(now: datetime) -> set[str]:
     """The baseline: idle and health verdicts with queries per GPU and per process, as a first version would."""
     from django.db.models import Count, Max, Min
 
-    from fleet.models import GPU, OsAccount
+    from inventory.models import GPU, OsAccount
     from monitoring.alerts.policies import PolicyBook
     from monitoring.alerts.windows import ceil_minute, floor_minute
     from monitoring.models import GPUMinute, GPUSample

@@ -23,7 +23,7 @@ PREFIX = "bench-page-"
 def make_fleet(gpus: int) -> None:
     from django.utils import timezone
 
-    from fleet.models import GPU, Node
+    from inventory.models import GPU, Node
     from monitoring.agent.metrics import METRIC_KEYS
     from monitoring.agent.simulate import Simulator
 
@@ -47,7 +47,7 @@ def make_fleet(gpus: int) -> None:
 
 
 def remove_fleet() -> None:
-    from fleet.models import GPU, Node
+    from inventory.models import GPU, Node
 
     GPU.objects.filter(node__hostname__startswith=PREFIX).delete()
     Node.objects.filter(hostname__startswith=PREFIX).delete()

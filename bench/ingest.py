@@ -40,8 +40,8 @@ from cpu_use import DatabaseCPU, cpu_seconds, own_cpu  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from fleet.embedded import free_port  # noqa: E402
-from fleet.nodes import add_node  # noqa: E402
 from fleet.serving import local_command  # noqa: E402
+from inventory.nodes import add_node  # noqa: E402
 from monitoring.agent import metrics  # noqa: E402
 from monitoring.agent.metrics import METRIC_KEYS, METRICS  # noqa: E402
 
@@ -250,7 +250,7 @@ def place_run(node, uuids: list[str]) -> int:
     """A running run placed on the node's GPUs (made before the hello, which then finds them), for --claims."""
     from django.contrib.auth import get_user_model
 
-    from fleet.models import GPU
+    from inventory.models import GPU
     from training.models import Run
 
     owner, _ = get_user_model().objects.get_or_create(username="bench-owner")

@@ -7,7 +7,7 @@ frame of 30, and a frame with every field). "on" is the server's path (monitorin
 the per-node limit, parsing with the depth and length limits (the pre-scan, and the walk where it cannot
 decide), and the per-sample checks with the storable-text test. "off" is the same without the hardening:
 plain json.loads, no limit, no depth or length check, no text test. "walk" is "on" as it was before the
-pre-scans (monitoring/agent/jsontext.py): every frame walked value by value, every string tested. Reported:
+pre-scans (wire/jsontext.py): every frame walked value by value, every string tested. Reported:
 best turn's CPU µs per frame for each (this process's CPU time: waiting for a core on a shared machine is
 left out) and the hardening's cost (on − off, walk − off), then the parts timed alone; set it against
 the server's CPU per frame from bench/ingest.py in the same session (CPU ms per 1,000 samples × 8 / 1,000).
@@ -22,9 +22,9 @@ from cpu_use import cpu_us_per_call  # bench/ is on the path
 from django.conf import settings
 from ingest import GPUS, LoadAgent  # sets Django up
 
-from monitoring.agent import jsontext
 from monitoring.ingest import validation
 from monitoring.ingest.limits import RateLimit
+from wire import jsontext
 
 
 def frames() -> tuple[dict[str, str], list[str]]:

@@ -45,7 +45,7 @@ from ingest import GPUS, LoadAgent, remove_nodes, start_server, stored_samples  
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from fleet.nodes import add_node
+from inventory.nodes import add_node
 
 DEEP = "[" * 50_000 + "]" * 50_000
 JUNK = '{"type": "samples", "seq": 1, "samples": [], "pad": "' + "x" * (1024 * 1024 - 100) + '"}'

@@ -35,8 +35,8 @@ django.setup()
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
-from fleet.api_tokens import issue  # noqa: E402
-from fleet.models import GPU, GPUModel, Node  # noqa: E402
+from accounts.tokens import issue  # noqa: E402
+from inventory.models import GPU, GPUModel, Node  # noqa: E402
 from tests.support.node_workers import NodeWorker, unique_hostname  # noqa: E402
 from tests.support.processes import ServerProcess, process_environment  # noqa: E402
 from training import events  # noqa: E402

@@ -86,8 +86,8 @@ def agents_main(args) -> None:
 
 
 def prepare_nodes(count: int) -> dict[str, str]:
-    from fleet.models import Node
-    from fleet.nodes import add_node, rotate_token
+    from inventory.models import Node
+    from inventory.nodes import add_node, rotate_token
 
     tokens = {}
     for n in range(count):
@@ -99,7 +99,7 @@ def prepare_nodes(count: int) -> dict[str, str]:
 
 
 def remove_nodes() -> None:
-    from fleet.models import GPU, Node
+    from inventory.models import GPU, Node
 
     GPU.objects.filter(node__hostname__startswith=PREFIX).delete()
     Node.objects.filter(hostname__startswith=PREFIX).delete()

@@ -69,7 +69,7 @@ def setup_django() -> None:
 def make_fleet() -> list[int]:
     from django.contrib.auth import get_user_model
 
-    from fleet.models import GPU, GPUModel, Node
+    from inventory.models import GPU, GPUModel, Node
 
     model = GPUModel.objects.get(name="A100 80GB")
     ids = []
@@ -94,8 +94,8 @@ def booker(i: int, gpu_id: int, count: int, contended: bool, warm: bool, barrier
     from django.db import connection
     from django.utils import timezone
 
-    from fleet.models import GPU
-    from fleet.reservations.booking import BookingError, BookingRequest, book
+    from inventory.models import GPU
+    from reservations.booking import BookingError, BookingRequest, book
 
     user = get_user_model().objects.get(username=f"booker{i:02}")
     gpu = GPU.objects.get(pk=gpu_id)
@@ -198,7 +198,7 @@ def run_bookers(
     api: "ApiServer | None" = None,
     floor: str | None = None,
 ) -> tuple[list[float], int, float, Cost]:
-    from fleet.models import Reservation
+    from reservations.models import Reservation
 
     Reservation.objects.all().delete()
     ctx = mp.get_context("spawn")
@@ -241,8 +241,8 @@ class ApiServer:
 
         from django.contrib.auth import get_user_model
 
+        from accounts.tokens import issue
         from fleet import serving
-        from fleet.api_tokens import issue
         from fleet.demo.processes import wait_for_login_page
         from fleet.embedded import free_port
 
@@ -300,7 +300,8 @@ def fill_four_weeks(gpu_ids: list[int]) -> int:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from fleet.models import Project, Reservation
+    from inventory.models import Project
+    from reservations.models import Reservation
 
     rng = random.Random(7)
     users = list(get_user_model().objects.all()[:16])
@@ -438,7 +439,7 @@ def main() -> int:
             connections.close_all()
             return 0
 
-        from fleet.models import Reservation
+        from reservations.models import Reservation
 
         Reservation.objects.all().delete()
         empty = time_timeline(args.pages)

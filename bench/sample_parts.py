@@ -30,11 +30,11 @@ from cpu_use import cpu_us_per_call  # noqa: E402
 from ingest import GPUS, LINKS, READING, SLOW_KEYS  # noqa: E402
 
 from monitoring.agent import metrics  # noqa: E402
-from monitoring.agent.jsontext import loads, storable_json  # noqa: E402
 from monitoring.ingest.plain_frames import plain_samples  # noqa: E402
 from monitoring.ingest.validation import check_samples  # noqa: E402
 from monitoring.ingest.writer import GPURef, update_dict  # noqa: E402
 from monitoring.live.serializers import GPUStateSerializer  # noqa: E402
+from wire.jsontext import loads, storable_json  # noqa: E402
 
 
 def frame(now: float, links) -> str:

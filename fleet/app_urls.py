@@ -2,7 +2,8 @@
 
 from django.urls import include, path
 
-from fleet import token_api, token_views
+from accounts import api as token_api
+from accounts import views as token_views
 from monitoring.live import views
 
 app_name = "fleet"
@@ -14,5 +15,5 @@ urlpatterns = [
     path("settings/tokens/", token_views.tokens_page, name="tokens"),
     path("settings/tokens/<int:pk>/revoke/", token_views.token_revoke, name="token_revoke"),
     path("api/token/", token_api.TokenCreateView.as_view(), name="api-token"),
-    path("", include("fleet.reservations.urls")),
+    path("", include("reservations.urls")),
 ]

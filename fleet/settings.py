@@ -57,6 +57,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_beat",
     "axes",
+    "inventory",
+    "accounts",
+    "reservations",
     "monitoring",
     "training",
 ]
@@ -74,7 +77,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Last, as django-axes asks: it turns a locked-out login into fleet/lockout.py's answer.
+    # Last, as django-axes asks: it turns a locked-out login into accounts/lockout.py's answer.
     "axes.middleware.AxesMiddleware",
 ]
 
@@ -168,7 +171,7 @@ AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", default=5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", default=15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "fleet.lockout.lockout_response"
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 AXES_VERBOSE = False
 # The client's address: REMOTE_ADDR, unless a proxy in front sets X-Forwarded-For (deploy/nginx).
 AXES_IPWARE_PROXY_ORDER = "right-most"  # nginx appends the address it saw; anything left of it came from the client
@@ -225,7 +228,7 @@ REST_FRAMEWORK = {
     # The token first: DRF answers a failed or missing login with the first class's challenge, so a wrong
     # token gets 401 with `WWW-Authenticate: Token`, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "fleet.token_auth.TokenAuthentication",
+        "accounts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -346,7 +349,7 @@ RUN_LOG_MAX_LINES = env_int("RUN_LOG_MAX_LINES", default=20000, minimum=100)
 BURNIN_MIN_PERCENT_OF_PEAK = env_percent("BURNIN_MIN_PERCENT_OF_PEAK", default=60.0)
 RUN_BOOKING_HORIZON_S = env_float("RUN_BOOKING_HORIZON_S", default=3600.0, minimum=60.0)
 RUN_SWEEP_MAX_RUNS = env_int("RUN_SWEEP_MAX_RUNS", default=64, minimum=1)
-# "Free" (fleet/availability.py): a GPU is not free while a process of someone else holds more memory.
+# "Free" (reservations/availability.py): a GPU is not free while a process of someone else holds more memory.
 FREE_GPU_FOREIGN_MEMORY_MIB = env_int("FREE_GPU_FOREIGN_MEMORY_MIB", default=1024, minimum=0)
 # A root node worker runs a run's processes as its owner's linked OS account; otherwise: "worker" (its
 # own account) or "refuse" (the run fails before anything starts). training/accounts.py.

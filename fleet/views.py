@@ -5,7 +5,7 @@ from django.http import JsonResponse
 from django.shortcuts import redirect
 from django.views.decorators.cache import never_cache
 
-from fleet.health import fleet_health
+from fleet.healthz import fleet_health
 
 
 def home(request):

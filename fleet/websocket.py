@@ -2,7 +2,7 @@
 
 from channels.consumer import get_handler_name
 
-from monitoring.agent.jsontext import JsonTextError, loads
+from wire.jsontext import JsonTextError, loads
 
 
 class EventLoopDispatch:

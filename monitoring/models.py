@@ -10,8 +10,8 @@ docs/benchmarks.md#storage for why); their primary key is (gpu, ts), which makes
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
-from fleet.choices import NodeStatus
-from fleet.models import GPU, Node
+from inventory.choices import NodeStatus
+from inventory.models import GPU, Node
 from monitoring.choices import SecurityEventKind
 from monitoring.storage.columns import rollup_fields, sample_fields
 

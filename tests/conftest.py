@@ -41,7 +41,7 @@ def cast(db):
     """Every permission test gets the same people: an owner, a teammate, an outsider and an admin."""
     from django.contrib.auth import get_user_model
 
-    from fleet.models import Project
+    from inventory.models import Project
 
     User = get_user_model()
     people = {
@@ -122,4 +122,4 @@ def gpu_models(db):
 
     from django.apps import apps
 
-    importlib.import_module("fleet.migrations.0002_seed_gpu_models").seed(apps, None)
+    importlib.import_module("inventory.migrations.0002_seed_gpu_models").seed(apps, None)

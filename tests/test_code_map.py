@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
+from tests.support.packages import PACKAGES
+
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("fleet", "monitoring", "training")
 # What every Django app or package has, named by convention rather than in the map.
 CONVENTIONAL = {"__init__.py", "__main__.py", "admin.py", "apps.py"}
 # Registries: the map names the folder and its registry; each entry is one module of the same kind.
@@ -13,6 +14,8 @@ REGISTRY_FOLDERS = {
     "monitoring/notify/transports",
     "monitoring/alerts/rules",
     "fleet/management/commands",
+    "inventory/management/commands",
+    "accounts/management/commands",
 }
 
 

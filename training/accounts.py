@@ -14,7 +14,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from fleet.models import OsAccount
+from inventory.models import OsAccount
 
 FALLBACKS = ("worker", "refuse")
 

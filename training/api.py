@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from fleet.api.errors import ErrorSerializer, error_body
 from fleet.api.pagination import Pages, paginated
 from fleet.api.text import whole_number
-from fleet.models import GPU, GPUModel, Node, Project
+from inventory.models import GPU, GPUModel, Node, Project
 from training import artifacts, profile_downloads, strategies
 from training.access import can_change, visible_runs, visible_sweeps
 from training.cancel import CancelRefused, request_cancel

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from django.utils import timezone
 
-from fleet.models import GPU
+from inventory.models import GPU
 from training.models import Run
 
 CENT = Decimal("0.01")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from fleet.models import GPU
+from inventory.models import GPU
 from training import checkpoint_store
 from training.accounts import Account
 from training.git import git_commit, git_dirty

@@ -5,8 +5,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from fleet.localtime import when
-from fleet.models import GPU, GPUModel, Node, Project, Reservation
-from fleet.reservations.choices import ReservationStatus
+from inventory.models import GPU, GPUModel, Node, Project
+from reservations.choices import ReservationStatus
+from reservations.models import Reservation
 from training import profile_options, strategies
 from training.choices import SweepMetric, SweepMode
 from training.launch import LaunchRequest, check_launch

@@ -12,8 +12,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from fleet.availability import unfree
-from fleet.models import GPU, Node, Project, Reservation
+from inventory.models import GPU, Node, Project
+from reservations.availability import unfree
+from reservations.models import Reservation
 from training import accounts, checkpoint_store, costs, profile_options, strategies
 from training.choices import RunStatus
 from training.dispatch import send_shares
@@ -222,7 +223,7 @@ def check_profiler(request: LaunchRequest, params: dict[str, Any], errors: dict)
 
 
 def check_free(request: LaunchRequest, errors: dict) -> str:
-    """Refuse GPUs that others booked or whose memory others' processes hold (fleet/availability.py).
+    """Refuse GPUs that others booked or whose memory others' processes hold (reservations/availability.py).
 
     An offline node is not refused: the run waits for it, and the run page says so. An admin may
     launch over others' processes; what was overridden is returned, to be recorded on the run.

@@ -5,7 +5,8 @@ from django.db import models
 from django.dispatch import Signal
 from django.utils import timezone
 
-from fleet.models import GPU, GPUModel, Node, Project, Reservation
+from inventory.models import GPU, GPUModel, Node, Project
+from reservations.models import Reservation
 from training import strategies
 from training.choices import ArtifactKind, RunNodeStatus, RunStatus, SweepMetric, SweepMode
 

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from fleet.models import GPU
+from inventory.models import GPU
 from training import accounts, artifacts, broadcast, checkpoint_store, environment, profiles
 from training.choices import RunNodeStatus, RunStatus
 from training.commands import node_argv

@@ -5,10 +5,10 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from fleet.availability import in_use_by_others
-from fleet.choices import NodeStatus
-from fleet.models import GPU
-from fleet.reservations.booking import current_holders
+from inventory.choices import NodeStatus
+from inventory.models import GPU
+from reservations.availability import in_use_by_others
+from reservations.booking import current_holders
 from training import costs
 from training.choices import RunStatus
 from training.models import Run
@@ -31,7 +31,7 @@ class GPURow:
 
     @property
     def free(self) -> bool:
-        """Free for this researcher now, as fleet/availability.py means it."""
+        """Free for this researcher now, as reservations/availability.py means it."""
         return not (self.offline or self.booked_by or self.in_use_by)
 
 

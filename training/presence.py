@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
-from fleet.models import Node
+from inventory.models import Node
 
 log = logging.getLogger(__name__)
 

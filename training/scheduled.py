@@ -15,8 +15,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from fleet.localtime import when
-from fleet.models import GPU, Reservation
-from fleet.reservations.choices import ReservationStatus
+from inventory.models import GPU
+from reservations.choices import ReservationStatus
+from reservations.models import Reservation
 from training import broadcast, costs
 from training.choices import RunStatus
 from training.dispatch import send_shares

@@ -5,7 +5,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from fleet.models import GPU
+from inventory.models import GPU
 from training import checkpoint_store, costs
 from training.choices import RunStatus
 from training.models import Run, RunArtifact, RunLog, RunMetric, RunNode, RunProfile, Sweep

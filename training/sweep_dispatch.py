@@ -1,7 +1,7 @@
 """Placing a sweep's runs on free GPUs as they become free, and cancelling a sweep.
 
 A sweep's run waits queued without GPUs. ``dispatch`` gives waiting runs GPUs of the sweep's pool that
-are free for its owner (fleet/availability.py) and held by no unfinished run, at most ``gpu_count``
+are free for its owner (reservations/availability.py) and held by no unfinished run, at most ``gpu_count``
 runs at a time, and sends them to their nodes. It runs after the sweep is stored and then from beat
 every ``RUN_SWEEP_DISPATCH_S``, so a run starts soon after a GPU comes free.
 """
@@ -13,9 +13,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from fleet.availability import free_gpus
-from fleet.models import GPU
-from fleet.reservations.gpu_picking import bookable_gpus
+from inventory.models import GPU
+from reservations.availability import free_gpus
+from reservations.gpu_picking import bookable_gpus
 from training import broadcast
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus

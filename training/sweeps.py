@@ -1,7 +1,7 @@
 """Sweeps: a grid or random search over hyperparameters becomes N single-process runs over the fleet.
 
 A sweep asks for k GPUs of a model (or names its GPUs): its runs wait, without GPUs, until
-``training/sweep_dispatch.py`` gives each a GPU that is free (fleet/availability.py), at most k at a
+``training/sweep_dispatch.py`` gives each a GPU that is free (reservations/availability.py), at most k at a
 time, and start as GPUs become free. A sweep without GPUs runs each run on the CPUs of one node.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from fleet.models import GPU, GPUModel, Node, Project
-from fleet.reservations.gpu_picking import bookable_gpus
+from inventory.models import GPU, GPUModel, Node, Project
+from reservations.gpu_picking import bookable_gpus
 from training.choices import SweepMetric, SweepMode
 from training.launch import LaunchPlan, LaunchRequest, check_launch, launch
 from training.models import SCRIPT, Sweep

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from fleet.localtime import in_local_time
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.health.models import BurnIn
 from training import artifacts, costs, efficiency, env_diff, profile_downloads, profile_tables, retention, strategies
 from training.access import can_change, visible_run_or_404, visible_runs, visible_sweeps

@@ -11,9 +11,10 @@ from datetime import date, datetime, time, timedelta
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from fleet.models import GPU, Project, Reservation
-from fleet.reservations.booking import BookingError, BookingRequest, book
-from fleet.reservations.choices import ReservationStatus
+from inventory.models import GPU, Project
+from reservations.booking import BookingError, BookingRequest, book
+from reservations.choices import ReservationStatus
+from reservations.models import Reservation
 
 log = logging.getLogger(__name__)
 

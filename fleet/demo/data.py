@@ -8,8 +8,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from fleet.demo.nodes import DEMO_NODES, GPUS_PER_NODE
-from fleet.models import GPU, GPUModel, Node, OsAccount, Project
-from fleet.nodes import add_node, rotate_token
+from inventory.models import GPU, GPUModel, Node, OsAccount, Project
+from inventory.nodes import add_node, rotate_token
 from monitoring.agent.simulate import gpu_uuid
 
 # carol owns the simulated fleet's forgotten notebook, so its idle-process alert has an owner to tell.

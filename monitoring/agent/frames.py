@@ -7,8 +7,9 @@ import logging
 import time
 from typing import Protocol
 
+from wire.jsontext import storable
+
 from . import AGENT_VERSION, PROTOCOL
-from .jsontext import storable
 from .metrics import BY_KEY, LINK_METRICS, METRIC_KEYS, NVLINK, NVLINK_MAX_LINKS, in_bounds
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,6 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 
-from fleet.models import UserBudget
 from monitoring.alerts import lifecycle, silences
 from monitoring.alerts.access import can_act, mine, scope_for, visible_alerts
 from monitoring.alerts.choices import AlertKind, AlertStatus
@@ -23,6 +22,7 @@ from monitoring.alerts.serializers import (
     SnoozeSerializer,
     UserBudgetSerializer,
 )
+from monitoring.costs.models import UserBudget
 
 
 class StaffWritesOthersRead(permissions.BasePermission):

@@ -9,8 +9,9 @@ from datetime import datetime
 
 from django.db.models import Q
 
-from fleet.models import Project, Reservation
-from fleet.reservations.choices import ReservationStatus
+from inventory.models import Project
+from reservations.choices import ReservationStatus
+from reservations.models import Reservation
 from training.choices import RunStatus
 from training.models import Run
 

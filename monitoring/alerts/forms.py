@@ -6,7 +6,7 @@ from datetime import timedelta
 from django import forms
 from django.contrib.auth import get_user_model
 
-from fleet.models import Node
+from inventory.models import Node
 from monitoring.alerts import silences
 from monitoring.alerts.choices import AlertKind
 

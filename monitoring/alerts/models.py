@@ -6,7 +6,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from fleet.models import GPU, Node, Project
+from inventory.models import GPU, Node, Project
 from monitoring.alerts.choices import (
     AlertEventKind,
     AlertSeverity,

@@ -7,10 +7,11 @@ from django.urls import reverse
 from rest_framework import serializers
 from rest_framework.validators import UniqueValidator
 
-from fleet.models import Node, UserBudget
+from inventory.models import Node
 from monitoring.alerts import silences
 from monitoring.alerts.choices import AlertKind
 from monitoring.alerts.models import Alert, AlertEvent, IdlePolicy, Silence
+from monitoring.costs.models import UserBudget
 
 
 class AlertEventSerializer(serializers.ModelSerializer):

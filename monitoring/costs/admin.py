@@ -1,8 +1,8 @@
-"""Admin for measured GPU usage (read-only)."""
+"""Admin for measured GPU usage (read-only) and researchers' monthly budgets."""
 
 from django.contrib import admin
 
-from monitoring.costs.models import UsageHour
+from monitoring.costs.models import UsageHour, UserBudget
 
 
 @admin.register(UsageHour)
@@ -16,3 +16,9 @@ class UsageHourAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False
+
+
+@admin.register(UserBudget)
+class UserBudgetAdmin(admin.ModelAdmin):
+    list_display = ["user", "monthly_budget"]
+    search_fields = ["user__username"]

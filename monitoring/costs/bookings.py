@@ -13,14 +13,15 @@ from django.db import connection
 from django.db.models import F, Sum
 from django.utils import timezone
 
-from fleet.models import OsAccount, Reservation
-from fleet.reservations.choices import ReservationStatus
+from inventory.models import OsAccount
 from monitoring.costs.models import UsageHour
 from monitoring.costs.rates import price, rate_of
 from monitoring.costs.rollup import floor_hour
+from reservations.choices import ReservationStatus
+from reservations.models import Reservation
 from training.models import Run
 
-# The holder's processes (fleet.owners): those of the holder's runs, and those of the holder's OS users
+# The holder's processes (monitoring.processes.owners): those of the holder's runs, and those of the holder's OS users
 # that belong to no run.
 USED_SQL = """
 SELECT count(DISTINCT ts) FROM monitoring_processsample

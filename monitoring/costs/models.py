@@ -1,9 +1,11 @@
 """GPU time used per GPU, OS user and hour, measured from process samples and priced when measured."""
 
 from django.conf import settings
+from django.core.validators import MinValueValidator
 from django.db import models
+from django.db.models import Q
 
-from fleet.models import GPU, Project
+from inventory.models import GPU, Project
 
 
 class UsageHour(models.Model):
@@ -67,3 +69,22 @@ class UsageMinute(models.Model):
 
     def __str__(self) -> str:
         return f"{self.os_user} on {self.gpu_id} @ {self.bucket.isoformat()}"
+
+
+class UserBudget(models.Model):
+    """What one researcher may spend on GPU time per calendar month, in USD."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="budget")
+    monthly_budget = models.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        validators=[MinValueValidator(0, "A budget cannot be below zero.")],
+        help_text="USD per calendar month.",
+    )
+
+    class Meta:
+        db_table = "fleet_userbudget"  # made when budgets lived in the inventory app
+        constraints = [models.CheckConstraint(condition=Q(monthly_budget__gte=0), name="userbudget_not_negative")]
+
+    def __str__(self) -> str:
+        return f"Budget of {self.user}: {self.monthly_budget} USD/month"

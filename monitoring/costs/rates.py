@@ -2,7 +2,7 @@
 
 from decimal import Decimal
 
-from fleet.models import GPU
+from inventory.models import GPU
 
 
 def rate_of(gpu: GPU) -> Decimal | None:

@@ -8,10 +8,11 @@ from decimal import Decimal
 from django.db.models import Q
 from django.utils import timezone
 
-from fleet.models import Project, UserBudget
+from inventory.models import Project
 from monitoring.costs import queries
 from monitoring.costs.bookings import BookingCost, booking_costs
 from monitoring.costs.forecast import Forecast, forecast, month_bounds, recent_start
+from monitoring.costs.models import UserBudget
 from monitoring.costs.runs import RunCost, run_costs
 from monitoring.costs.stretches import IdleTotal, UnderusedProcess, idle_in_stretches, underused
 

@@ -1,7 +1,7 @@
 """Roll process samples up into GPU time per GPU, OS user (and run) and hour, priced at the rate in force.
 
 A process the fleet started counts for its run's owner, any other for the researcher linked to its OS
-user (fleet.owners, the one definition).
+user (monitoring.processes.owners, the one definition).
 
 Each process sample stands for one sampling interval of GPU time (the interval the server gives the
 agents); two processes of one user on one GPU at one instant count once. Every run folds the minutes
@@ -17,11 +17,11 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from fleet.owners import ProcessOwners
 from monitoring.alerts.attribution import Attribution
 from monitoring.costs.models import UsageHour, UsageMinute
 from monitoring.costs.rates import price, rates_by_gpu
 from monitoring.models import RollupProgress
+from monitoring.processes.owners import ProcessOwners
 
 HOUR = timedelta(hours=1)
 MINUTE = timedelta(minutes=1)

@@ -12,7 +12,7 @@ from decimal import Decimal
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from fleet.models import GPU, Project
+from inventory.models import GPU, Project
 from monitoring.alerts.choices import IdleStretchKind
 
 CENT = Decimal("0.01")

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from fleet.api.errors import ErrorSerializer, error_body
 from fleet.api.pagination import Pages, paginated
-from fleet.models import GPU, Node
+from inventory.models import GPU, Node
 from monitoring.health.burnin_launch import BurnInRefused, burn_in
 from monitoring.health.history import HISTORY_DAYS, MEMORY_COUNTERS, gpu_history
 from monitoring.health.serializers import BurnInSerializer, GPUHealthSerializer

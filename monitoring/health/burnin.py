@@ -20,7 +20,7 @@ from django.db.models import Count, Max, Min
 from django.dispatch import receiver
 from django.utils import timezone
 
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.health.models import BurnIn
 from monitoring.models import GPUSample
 from training.choices import RunStatus

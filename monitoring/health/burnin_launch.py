@@ -3,7 +3,7 @@
 The GPU page, the node page, the Django admin's GPU and node lists and the API all come through
 ``burn_in``. Each GPU gets a run of its own (strategy ``single``), so one faulty GPU cannot void the
 verdicts of its neighbours; the node worker runs them and each stores its GPU's health record
-(monitoring/health/burnin.py). A GPU that is not free for the admin (fleet/availability.py: its node
+(monitoring/health/burnin.py). A GPU that is not free for the admin (reservations/availability.py: its node
 is offline, someone else booked it or holds its memory) or already has a burn-in under way is refused
 by name, and then nothing is queued.
 """
@@ -17,8 +17,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from fleet.availability import unfree
-from fleet.models import GPU
+from inventory.models import GPU
+from reservations.availability import unfree
 from training.choices import RunStatus
 from training.launch import LaunchRequest, check_launch, launch
 from training.models import Run

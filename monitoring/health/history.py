@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from django.db import connection
 from django.utils import timezone
 
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.agent.metrics import METRICS
 from monitoring.health.models import BurnIn
 from monitoring.storage.xid import OLDEST_RAW, XidEvent, xid_events

@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from fleet.models import GPU
+from inventory.models import GPU
 
 # A record's verdict for people: its label and badge colour. No verdict (None): the burn-in did not finish.
 VERDICTS = {True: ("passed", "succeeded"), False: ("failed", "failed"), None: ("did not finish", "cancelled")}

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
-from fleet.models import GPU, Node
+from inventory.models import GPU, Node
 from monitoring.health.burnin_launch import BurnInRefused, burn_in
 from training.models import Run
 

@@ -22,10 +22,9 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils import timezone
 
-from fleet.nodes import node_for_token
-from fleet.tokens import hash_token
 from fleet.websocket import EventLoopDispatch, deny_handshake
-from monitoring.agent.jsontext import storable_json
+from inventory.node_tokens import hash_token
+from inventory.nodes import node_for_token
 from monitoring.ingest import publish
 from monitoring.ingest.batcher import Link, StoreError, batcher
 from monitoring.ingest.hello import Welcome, accept_hello
@@ -36,6 +35,7 @@ from monitoring.ingest.presence import start_sweeper
 from monitoring.ingest.validation import FrameError, SamplesFrame, check_hello, check_samples, parse
 from monitoring.ingest.writer import Frame, write_one_by_one
 from monitoring.prometheus import server as server_metrics
+from wire.jsontext import storable_json
 
 log = logging.getLogger(__name__)
 

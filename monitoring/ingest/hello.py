@@ -7,9 +7,9 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from fleet.choices import NodeStatus
-from fleet.gpu_models import model_for_nvml_name
-from fleet.models import GPU, Node
+from inventory.choices import NodeStatus
+from inventory.gpu_models import model_for_nvml_name
+from inventory.models import GPU, Node
 from monitoring.ingest.ownership import refuse_foreign_gpus
 from monitoring.ingest.validation import INDEX_MAX, FrameError, GPUInfo, Hello
 from monitoring.ingest.writer import GPURef

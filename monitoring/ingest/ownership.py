@@ -10,7 +10,7 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
-from fleet.models import GPU, Node
+from inventory.models import GPU, Node
 from monitoring.choices import SecurityEventKind
 from monitoring.ingest.validation import INDEX_MAX, FrameError
 from monitoring.models import SecurityEvent

@@ -16,7 +16,6 @@ from typing import Annotated, Any
 
 import msgspec
 
-from monitoring.agent.jsontext import MAX_DEPTH, MAX_STRING_CHARS, storable_json, text_problem, within_limits
 from monitoring.agent.metrics import NVLINK, NVLINK_MAX_LINKS
 from monitoring.ingest.validation import (
     FUTURE_SLACK_S,
@@ -32,6 +31,7 @@ from monitoring.ingest.validation import (
     Sample,
     SamplesFrame,
 )
+from wire.jsontext import MAX_DEPTH, MAX_STRING_CHARS, storable_json, text_problem, within_limits
 
 
 def ranged(kind: type, low: float, high: float) -> Any:

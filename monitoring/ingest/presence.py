@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
-from fleet.choices import NodeStatus
+from inventory.choices import NodeStatus
 from monitoring.ingest import publish
 
 log = logging.getLogger(__name__)

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from django.db import models
 
-from monitoring.agent.jsontext import JsonTextError, loads, text_problem
 from monitoring.agent.metrics import BY_KEY, LINK_METRICS, METRICS, NVLINK, NVLINK_MAX_LINKS
 from monitoring.models import GPUSample
+from wire.jsontext import JsonTextError, loads, text_problem
 
 MAX_ERRORS_REPORTED = 10
 MAX_REFUSED_LISTED = 256

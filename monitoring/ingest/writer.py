@@ -17,15 +17,15 @@ from typing import NamedTuple
 import psycopg
 from django.db import connection, models, transaction
 
-from fleet.choices import NodeStatus
-from fleet.models import NvLinkState
-from monitoring.agent.jsontext import dumps
+from inventory.choices import NodeStatus
+from inventory.models import NvLinkState
 from monitoring.agent.metrics import METRIC_KEYS, NVLINK, SLOW_KEYS
 from monitoring.ingest.claims import check_claims
 from monitoring.ingest.resume import advance
 from monitoring.ingest.validation import Sample
 from monitoring.models import GPUSample
 from monitoring.storage.partitions import PARTITIONS
+from wire.jsontext import dumps
 
 # A sample this much older than the flush may sit in a minute that is already rolled up.
 LATE_AFTER_S = 60.0
@@ -140,7 +140,7 @@ UPDATE_LATEST_STAGED = f"""
     WHERE gpu.id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
     RETURNING gpu.id{SLOW_RETURNED}
 """
-# Per-link NVLink figures keep their own row (fleet.models.NvLinkState), written only when a sample brings them,
+# Per-link NVLink figures keep their own row (inventory.models.NvLinkState), written only when a sample brings them,
 # and only forward in time, so a replayed backlog never overwrites newer figures.
 STORE_LINKS = """
     INSERT INTO fleet_nvlinkstate (gpu_id, ts, links)

@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.live.charts import CHART_METRICS, RANGES, gpu_series
 from monitoring.live.serializers import FleetSerializer, GPUSerializer
 from monitoring.live.state import fleet_payload, gpu_payload

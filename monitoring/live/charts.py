@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.agent.metrics import METRICS
 from monitoring.storage.series import HOUR, MINUTE, RAW, collect, read_raw, read_rollup
 

@@ -22,11 +22,11 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 
-from fleet.owners import owner_usernames
-from monitoring.agent.jsontext import dumps
 from monitoring.agent.metrics import NVLINK
 from monitoring.live.serializers import GPUStateSerializer, NodeStatusSerializer
 from monitoring.live.state import owner_keys
+from monitoring.processes.owners import owner_usernames
+from wire.jsontext import dumps
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def live_group(scope: str = "fleet") -> str:
 
 
 class OwnerCache:
-    """Owner key (a run, else an OS username; fleet.owners) → researcher's username or None, kept a short while."""
+    """Owner key (a run, else an OS username; processes/owners.py) → researcher's username or None, kept a while."""
 
     def __init__(self, ttl_s: float):
         self.ttl_s = ttl_s
@@ -189,7 +189,7 @@ async def apublish_gpu_updates(updates: list) -> None:
 
 
 async def apublish_node_status(hostname: str, status: str) -> None:
-    """Hand a node's new status (fleet.choices.NodeStatus) to the browsers; returns once it is sent (≤ 1 tick).
+    """Hand a node's new status (inventory.choices.NodeStatus) to the browsers; returns once it is sent (≤ 1 tick).
 
     Safe from short-lived loops too, e.g. a Celery task's async_to_sync(apublish_node_status)(...).
     """

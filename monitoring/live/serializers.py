@@ -10,9 +10,7 @@ from collections.abc import Mapping
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from fleet.availability import memory_holders
-from fleet.choices import NodeStatus, ThrottleReason, UtilizationBand
-from fleet.owners import believed_run, owner_key
+from inventory.choices import NodeStatus
 from monitoring.agent.metrics import (
     CLOCKS_EVENT_REASONS,
     LINK_METRICS,
@@ -21,7 +19,10 @@ from monitoring.agent.metrics import (
     Metric,
     current_links,
 )
+from monitoring.choices import ThrottleReason, UtilizationBand
 from monitoring.health.status import health_marks
+from monitoring.processes.owners import believed_run, owner_key
+from reservations.availability import memory_holders
 
 THROTTLE_BITS = {
     ThrottleReason.THERMAL: CLOCKS_EVENT_REASONS["sw_thermal_slowdown"] | CLOCKS_EVENT_REASONS["hw_thermal_slowdown"],
@@ -38,7 +39,7 @@ def throttle_reasons(mask: int | None) -> list[str]:
 
 
 def owner_of(process: Mapping, owners: Mapping[str, str]) -> str | None:
-    """The researcher's username for a process, from owners keyed by fleet.owners.owner_key."""
+    """The researcher's username for a process, from owners keyed by monitoring.processes.owners.owner_key."""
     key = owner_key(process)
     return owners.get(key) if key else None
 
@@ -48,7 +49,7 @@ def nullable(field_class, **kwargs):
 
 
 class ProcessSerializer(serializers.Serializer):
-    """A process on a GPU, with its run (when the fleet started it) and its owner (fleet.owners)."""
+    """A process on a GPU, with its run (when the fleet started it) and its owner (monitoring.processes.owners)."""
 
     pid = serializers.IntegerField()
     user = serializers.CharField(allow_blank=True, help_text="OS username on the node.")

@@ -2,13 +2,14 @@
 
 from collections.abc import Iterable
 
-from fleet.choices import NodeStatus, UtilizationBand
-from fleet.models import GPU, Node, NvLinkState
-from fleet.owners import owner_key, owner_usernames
-from fleet.reservations.booking import current_holders
+from inventory.choices import NodeStatus
+from inventory.models import GPU, Node, NvLinkState
 from monitoring.agent.metrics import METRIC_KEYS
+from monitoring.choices import UtilizationBand
 from monitoring.health.status import last_burnins
 from monitoring.live.serializers import FleetSummarySerializer, NodeSerializer
+from monitoring.processes.owners import owner_key, owner_usernames
+from reservations.booking import current_holders
 
 # The state a GPU row keeps is every metric of the agent protocol.
 STATE_FIELDS = METRIC_KEYS
@@ -92,7 +93,7 @@ def node_records(hostname: str | None = None, gpu_uuid: str | None = None) -> li
 
 
 def owner_keys(gpus: Iterable[dict]) -> set[str]:
-    """How the owners of these GPUs' processes are looked up (fleet.owners.owner_key): by run, else by OS user."""
+    """How the owners of these GPUs' processes are looked up (owners.owner_key): by run, else by OS user."""
     return {key for gpu in gpus for p in gpu.get("processes") or [] if (key := owner_key(p))}
 
 

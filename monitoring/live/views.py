@@ -4,7 +4,7 @@ from django.http import Http404
 from django.shortcuts import render
 
 from fleet.localtime import in_local_time
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.health.history import HISTORY_DAYS, MEMORY_COUNTERS, MEMORY_LABELS, gpu_history
 from monitoring.health.status import health_problems
 from monitoring.live.charts import RANGES

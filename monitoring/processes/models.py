@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.db import models
 
-from fleet.models import GPU, Node
+from inventory.models import GPU, Node
 from monitoring.alerts.models import EndedProcess
 
 

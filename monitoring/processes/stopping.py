@@ -1,6 +1,6 @@
 """Ending one GPU process on request: checked here, carried out by the node worker like a run's cancel.
 
-The owner is whoever fleet/owners.py says owns the process; a researcher may end their own processes, an
+The owner is whoever monitoring/processes/owners.py says owns the process; a researcher may end their own processes, an
 admin any. A process of a fleet run (the ingest believed its claim, monitoring/ingest/claims.py) is not
 ended alone: ending one rank would leave the others to crash. The whole run is asked to stop here, at
 once, exactly as its Cancel does (training/cancel.py: SIGTERM to every process, a checkpoint, SIGKILL
@@ -17,11 +17,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from fleet.celery import node_queue
-from fleet.models import GPU
-from fleet.owners import ProcessOwners, believed_run
+from inventory.models import GPU
 from monitoring.alerts.choices import ReclaimStatus
 from monitoring.alerts.reclaim import RUN_STOP_MARGIN_S, end_with_run, signal_process, unfinished_run
 from monitoring.processes.models import ProcessStop
+from monitoring.processes.owners import ProcessOwners, believed_run
 from training.cancel import CancelRefused, ask_to_stop
 
 

@@ -8,13 +8,13 @@ from django.conf import settings
 from django.db.models import Max
 from django.utils import timezone
 
-from fleet.choices import NodeStatus
-from fleet.models import GPU, Node
-from fleet.owners import ProcessOwners, believed_run
-from fleet.reservations.booking import current_holders
+from inventory.choices import NodeStatus
+from inventory.models import GPU, Node
 from monitoring.models import GPUMinute, GPUSample
+from monitoring.processes.owners import ProcessOwners, believed_run
 from monitoring.prometheus.exposition import Sample, family
 from monitoring.prometheus.gpus import gpu_labels
+from reservations.booking import current_holders
 
 NODE_UP = ("fleet_node_up", "1 while the node's agent reports (within 3 intervals), 0 otherwise.")
 BOOKED = ("fleet_gpu_booked", "1 while a booking holds the GPU; holder names the researcher.")

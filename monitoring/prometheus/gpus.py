@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.agent.metrics import LINK_METRICS, METRICS, LinkMetric, current_links
 from monitoring.ingest.presence import silence_limit
 from monitoring.prometheus.exposition import Sample, family

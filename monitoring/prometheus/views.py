@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from fleet.models import Node
+from inventory.models import Node
 from monitoring.prometheus import server
 from monitoring.prometheus.access import refuse
 from monitoring.prometheus.exposition import CONTENT_TYPE, document

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.models import RollupProgress
 from monitoring.storage.columns import ROLLUP_COLUMNS

@@ -6,7 +6,7 @@ from asgiref.sync import async_to_sync
 from celery import shared_task
 from django.utils import timezone
 
-from fleet.choices import NodeStatus
+from inventory.choices import NodeStatus
 from monitoring.ingest import publish
 from monitoring.ingest.presence import mark_silent_nodes_offline
 from monitoring.storage import partitions, retention, rollups

@@ -5,7 +5,8 @@ import time
 
 from django import template
 
-from fleet.choices import NodeStatus, ThrottleReason, UtilizationBand
+from inventory.choices import NodeStatus
+from monitoring.choices import ThrottleReason, UtilizationBand
 
 register = template.Library()
 
@@ -84,7 +85,7 @@ def throttle_colour(reason: str) -> str:
 
 @register.simple_tag
 def is_free(gpu: dict, status: str, viewer) -> bool:
-    """Free for the viewer now (fleet/availability.py): online, reporting, nobody else's booking or memory."""
+    """Free for the viewer now (reservations/availability.py): online, reporting, nobody else's booking or memory."""
     me = viewer.get_username() if viewer is not None else ""
     holder = gpu.get("holder")
     return (
@@ -118,7 +119,7 @@ def node_is_offline(node: dict) -> bool:
 
 @register.simple_tag
 def live_labels() -> dict:
-    """Labels and colours from fleet/choices.py for the page scripts (json_script)."""
+    """Labels and colours from inventory/choices.py for the page scripts (json_script)."""
     return {
         "bands": {band.value: [band.label, band.colour] for band in UtilizationBand},
         "throttle": {reason.value: [reason.label, reason.colour] for reason in ThrottleReason},
@@ -145,7 +146,7 @@ def isotime(unix_seconds) -> str:
 @register.simple_tag
 def utilization_legend() -> list[tuple[str, str, str]]:
     """(label, CSS class, range) of each utilization band, idle first."""
-    from fleet.choices import UTILIZATION_BAND_FLOORS
+    from monitoring.choices import UTILIZATION_BAND_FLOORS
 
     floors = sorted((floor, band) for floor, band in UTILIZATION_BAND_FLOORS)
     ceilings = [floor for floor, _ in floors[1:]] + [100]

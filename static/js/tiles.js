@@ -1,5 +1,5 @@
 // The live state of the GPUs and nodes on a page, and the tiles, summary and process tables drawn from it.
-// Labels and colours come from fleet/choices.py through the "live-labels" JSON element.
+// Labels and colours come from inventory/choices.py through the "live-labels" JSON element.
 "use strict";
 
 const LABELS = JSON.parse(document.getElementById("live-labels").textContent);
@@ -59,7 +59,7 @@ class FleetState {
 }
 
 const Tiles = {
-  // Free for the viewer, as fleet/availability.py means it: the node is online, nobody else's booking
+  // Free for the viewer, as reservations/availability.py means it: the node is online, nobody else's booking
   // holds it now, and nobody else's process holds its memory (the server names those in in_use_by).
   isFree(gpu, nodeStatus) {
     const viewer = document.body.dataset.viewer || "";

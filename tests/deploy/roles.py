@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.packages import PACKAGES
+
 BASE_DIR = Path(__file__).resolve().parents[2]
 AGENT_DIST = BASE_DIR / "deploy" / "agent-dist"
 WHEEL_CACHE = BASE_DIR / "var" / "wheels"
@@ -127,7 +129,7 @@ def pip(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
 
 # What the two distributions are built from; copied first, so that no build/ left in the checkout by an
 # earlier build (setuptools never empties it) brings a deleted module back into a wheel.
-SOURCES = ("pyproject.toml", "README.md", "fleet", "monitoring", "training", "templates", "static", "deploy/agent-dist")
+SOURCES = ("pyproject.toml", "README.md", *PACKAGES, "templates", "static", "deploy/agent-dist")
 BUILD_LEFTOVERS = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info")
 
 

@@ -114,7 +114,7 @@ def test_pages_and_collected_static_files_are_served_over_tls(proxy):
 
 
 def test_an_agent_streams_through_the_proxy_over_a_secure_websocket(proxy):
-    from fleet.nodes import add_node
+    from inventory.nodes import add_node
 
     _, token = add_node("gpu-behind-proxy")
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from fleet.models import UserBudget
+from monitoring.costs.models import UserBudget
 from tests.conftest import log_in
 from tests.support.alerts import open_alert
 from tests.support.reservations import booked, make_fleet

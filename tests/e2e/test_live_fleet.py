@@ -7,8 +7,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from fleet.models import GPU, GPUModel, Node
-from fleet.nodes import add_node
+from inventory.models import GPU, GPUModel, Node
+from inventory.nodes import add_node
 from monitoring.models import GPUSample
 from tests.conftest import log_in
 from tests.monitoring.ingest.agents import gpu_uuid, hello, samples

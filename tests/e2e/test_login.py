@@ -3,7 +3,7 @@
 import pytest
 from django.contrib.auth import get_user_model
 
-from fleet.models import GPU, GPUModel, Node
+from inventory.models import GPU, GPUModel, Node
 from tests.conftest import PASSWORD, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

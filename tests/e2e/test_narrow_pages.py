@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from fleet.models import GPU, GPUModel, Node, NvLinkState
+from inventory.models import GPU, GPUModel, Node, NvLinkState
 from monitoring.models import GPUSample
 from tests.conftest import log_in
 from tests.monitoring.live.conftest import store_samples

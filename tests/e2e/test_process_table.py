@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from fleet.models import GPU, GPUModel, Node
+from inventory.models import GPU, GPUModel, Node
 from tests.conftest import log_in
 from tests.monitoring.live.conftest import gpu_update
 from tests.support.live import publish

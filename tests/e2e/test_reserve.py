@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.contrib.auth import get_user_model
 
-from fleet.models import Reservation
+from reservations.models import Reservation
 from tests.conftest import PASSWORD, log_in
 from tests.support.reservations import at, make_fleet
 

@@ -17,12 +17,13 @@ from django.utils import timezone
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from fleet.models import GPU, Reservation, ReservationEvent
-from fleet.nodes import add_node
-from fleet.reservations.watch import watch_reservations
+from inventory.models import GPU
+from inventory.nodes import add_node
 from monitoring.alerts.rules.idle import IdleProcessRule
 from monitoring.costs.models import UsageHour
 from monitoring.costs.rollup import rollup_usage
+from reservations.models import Reservation, ReservationEvent
+from reservations.watch import watch_reservations
 from tests.conftest import log_in
 from tests.support.node_workers import NodeWorker, unique_hostname
 from tests.support.processes import BASE_DIR, process_environment

@@ -5,7 +5,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from fleet.models import Node
+from inventory.models import Node
 from tests.conftest import log_in
 from tests.support.node_workers import NodeWorker, unique_hostname
 from tests.training.conftest import add_node, end_every_run, wait_until

@@ -3,7 +3,7 @@
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from fleet.models import GPU, GPUModel, Node, OsAccount, Project
+from inventory.models import GPU, GPUModel, Node, OsAccount, Project
 
 # Endpoints that are public on purpose: the login form, the health probe for load balancers,
 # endpoints that authenticate with their own tokens (agents, Prometheus, calendar feeds), and the API's

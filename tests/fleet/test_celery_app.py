@@ -10,7 +10,7 @@ from tests.support.processes import process_environment
 PROBE = """
 from fleet.startup import setup_django
 setup_django()
-from fleet.reservations.watch import watch_reservations_task
+from reservations.watch import watch_reservations_task
 print(watch_reservations_task.app.main, watch_reservations_task.app.conf.broker_url)
 """
 

@@ -5,8 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from fleet.models import GPU, GPUModel, Node, Reservation
-from fleet.reservations.choices import ReservationStatus
+from inventory.models import GPU, GPUModel, Node
+from reservations.choices import ReservationStatus
+from reservations.models import Reservation
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from fleet.models import GPU
+from inventory.models import GPU
 from tests.support.telemetry import add_gpu
 
 

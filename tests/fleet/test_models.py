@@ -3,7 +3,7 @@
 import pytest
 from django.db import IntegrityError, transaction
 
-from fleet.models import GPU, GPUModel, Node, OsAccount, Project
+from inventory.models import GPU, GPUModel, Node, OsAccount, Project
 
 
 @pytest.fixture

@@ -5,13 +5,15 @@ visits the main pages; this covers every page and fragment."""
 import re
 from pathlib import Path
 
+from tests.support.packages import PACKAGES
+
 ROOT = Path(__file__).resolve().parents[2]
 INLINE_STYLE = re.compile(r"""<style[\s>]|\sstyle\s*=\s*["']""", re.IGNORECASE)
 
 
 def sources():
     yield from (ROOT / "templates").rglob("*.html")
-    for package in ("fleet", "monitoring", "training"):
+    for package in PACKAGES:
         yield from (ROOT / package).rglob("*.py")
 
 

@@ -6,9 +6,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from fleet.models import Node
-from fleet.nodes import node_for_token
-from fleet.tokens import hash_token
+from inventory.models import Node
+from inventory.node_tokens import hash_token
+from inventory.nodes import node_for_token
 
 
 def run(*args) -> str:

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import get_commands
 
 from fleet import serving
-from fleet.nodes import add_node
+from inventory.nodes import add_node
 from tests.support.processes import ServerProcess, process_environment, wait_for_other_sessions_to_end
 from tests.support.websocket_limits import oversize_refusal
 

@@ -3,9 +3,8 @@
 import pytest
 from django.urls import reverse
 
-from fleet.models import UserBudget
 from monitoring.alerts.models import Alert, IdlePolicy, IdleStretch, Reclaim, ReclaimExemption
-from monitoring.costs.models import UsageHour
+from monitoring.costs.models import UsageHour, UserBudget
 from monitoring.notify.models import Notification, NotificationPreference, Webhook
 from tests.support.alerts import open_alert
 

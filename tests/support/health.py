@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone
 
-from fleet.models import GPU, GPUModel, Node
+from inventory.models import GPU, GPUModel, Node
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.agent.simulate import Simulator
 from monitoring.agent.simulate_health import XID_FIRST_S, XID_PERIOD_S

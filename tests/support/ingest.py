@@ -6,8 +6,8 @@ from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 from django.db import connections
 
-from fleet.models import Project
-from fleet.nodes import add_node
+from inventory.models import Project
+from inventory.nodes import add_node
 from monitoring.ingest.batcher import close_batcher
 from monitoring.ingest.presence import close_sweeper
 from tests.monitoring.ingest.agents import Agent, reading

@@ -6,9 +6,9 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from fleet.api_tokens import issue
-from fleet.models import GPU, GPUModel, Node
-from fleet.reservations.booking import BookingRequest, book
+from accounts.tokens import issue
+from inventory.models import GPU, GPUModel, Node
+from reservations.booking import BookingRequest, book
 
 # node → (GPU model, how many GPUs)
 SMALL_FLEET = {"gpu-a100-01": ("A100 80GB", 4), "gpu-a100-02": ("A100 80GB", 2), "gpu-t4-01": ("T4", 2)}

@@ -7,7 +7,7 @@ beat task's minute rollup, so rules see the same rows they see in production.
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from fleet.models import GPU, GPUModel, Node
+from inventory.models import GPU, GPUModel, Node
 from monitoring.models import GPUSample, ProcessSample, RollupProgress
 from monitoring.storage import partitions, rollups
 

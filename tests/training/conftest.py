@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from fleet.models import GPU, GPUModel, Node
+from inventory.models import GPU, GPUModel, Node
 from tests.support.node_workers import NodeWorker, unique_hostname, wait_until_no_run_processes
 from tests.support.processes import wait_for_other_sessions_to_end
 from training.cancel import CancelRefused, request_cancel

@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from fleet.choices import NodeStatus
-from fleet.models import Node
+from inventory.choices import NodeStatus
+from inventory.models import Node
 from monitoring.health.models import BurnIn
 from monitoring.models import GPUSample
 from tests.support.telemetry import ensure_partitions

@@ -9,11 +9,11 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from fleet.models import Reservation
-from fleet.reservations.booking import preempt
 from monitoring.alerts.choices import AlertKind, ReclaimStatus
 from monitoring.alerts.models import Alert, Reclaim
 from monitoring.alerts.reclaim import end_process
+from reservations.booking import preempt
+from reservations.models import Reservation
 from tests.support.node_workers import run_processes, wait_until_no_run_processes
 from tests.training.conftest import DIGITS_FAST, gpus_of, log_of, wait_for, wait_until
 from training import checkpoint_store

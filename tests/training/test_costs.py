@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from fleet.models import GPU
+from inventory.models import GPU
 from tests.training.conftest import add_node, gpus_of
 from training import costs
 from training.choices import RunStatus

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fleet.models import Node
+from inventory.models import Node
 from tests.training.conftest import gpus_of, start_run, wait_for
 from training.choices import RunStatus
 

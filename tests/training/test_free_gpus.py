@@ -5,9 +5,9 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from fleet.availability import free_gpus, unfree
-from fleet.models import GPU, Node
-from fleet.reservations.finder import find_slots
+from inventory.models import GPU, Node
+from reservations.availability import free_gpus, unfree
+from reservations.finder import find_slots
 from tests.training.conftest import gpus_of, queued_messages
 from training.launch import LaunchRequest, check_launch, launch
 from training.models import Run

@@ -9,8 +9,8 @@ from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 from django.db import connections
 
-from fleet.models import GPU
-from fleet.nodes import add_node
+from inventory.models import GPU
+from inventory.nodes import add_node
 from monitoring.ingest.batcher import close_batcher
 from monitoring.ingest.presence import close_sweeper
 from monitoring.storage.partitions import PARTITIONS

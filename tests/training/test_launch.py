@@ -154,7 +154,7 @@ def book(user, gpu, hours_from_now: float, hours: float):
 
     from django.utils import timezone
 
-    from fleet.models import Reservation
+    from reservations.models import Reservation
 
     start = timezone.now() + timedelta(hours=hours_from_now)
     return Reservation.objects.create(user=user, gpu=gpu, start=start, end=start + timedelta(hours=hours))

@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from fleet.models import Reservation
+from reservations.models import Reservation
 from tests.training.conftest import gpus_of, start_run
 from training import checkpoint_store
 from training.choices import RunStatus

@@ -10,7 +10,7 @@ import sysconfig
 import psutil
 import pytest
 
-from fleet.models import OsAccount
+from inventory.models import OsAccount
 from tests.support.node_workers import FAST_RUN_SETTINGS, NodeWorker, unique_hostname
 from tests.support.processes import BASE_DIR, wait_for_other_sessions_to_end
 from tests.training.conftest import DIGITS_LONG, add_node, end_every_run, gpus_of, start_run, wait_for, wait_until

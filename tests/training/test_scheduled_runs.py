@@ -7,8 +7,8 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from fleet.models import Reservation
-from fleet.reservations.choices import ReservationStatus
+from reservations.choices import ReservationStatus
+from reservations.models import Reservation
 from tests.training.conftest import DIGITS_LONG, gpus_of, queued_messages, wait_for, wait_until
 from training.cancel import request_cancel
 from training.choices import RunStatus

@@ -5,7 +5,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from fleet.models import GPU, Node
+from inventory.models import GPU, Node
 from tests.training.conftest import gpus_of, queued_messages
 from training.choices import RunStatus
 from training.models import Run, Sweep

@@ -9,7 +9,7 @@ import pytest
 from celery import Celery, current_app
 from django.utils import timezone
 
-from fleet.models import GPU, GPUModel, Node
+from inventory.models import GPU, GPUModel, Node
 from monitoring.health.burnin_launch import burn_in
 from monitoring.health.models import BurnIn
 from tests.training.conftest import gpus_of, start_run

@@ -11,9 +11,6 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from fleet.localtime import when
-from fleet.models import Reservation, ReservationEvent
-from fleet.owners import owners_by_os_username
-from fleet.reservations.choices import ReservationEventKind, ReservationStatus
 from monitoring.alerts.attribution import first_projects
 from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
@@ -21,6 +18,9 @@ from monitoring.alerts.models import Alert
 from monitoring.alerts.policies import PolicyBook, policy_book
 from monitoring.alerts.rules.idle import stale_after
 from monitoring.alerts.windows import gpu_util_windows
+from monitoring.processes.owners import owners_by_os_username
+from reservations.choices import ReservationEventKind, ReservationStatus
+from reservations.models import Reservation, ReservationEvent
 
 
 def active_now(now: datetime) -> QuerySet:

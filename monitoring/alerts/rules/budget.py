@@ -11,11 +11,12 @@ from decimal import Decimal
 from django.conf import settings
 from django.utils import timezone
 
-from fleet.models import Project, UserBudget
+from inventory.models import Project
 from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
 from monitoring.costs.forecast import forecast, month_bounds, recent_start
+from monitoring.costs.models import UserBudget
 from monitoring.costs.queries import recent_by, spent_by
 
 KIND = AlertKind.BUDGET

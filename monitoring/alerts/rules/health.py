@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import connection
 
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.agent.metrics import CLOCKS_EVENT_REASONS, reasons_names
 from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult

@@ -12,8 +12,7 @@ from functools import cached_property
 
 from django.db.models import Q
 
-from fleet.models import GPU
-from fleet.owners import ProcessOwners, believed_run
+from inventory.models import GPU
 from monitoring.alerts import clearing, forgotten, stretches
 from monitoring.alerts.attribution import Attribution
 from monitoring.alerts.choices import AlertKind, AlertSeverity, IdleStretchKind
@@ -31,6 +30,7 @@ from monitoring.alerts.windows import (
     seen_at,
     stale_after,
 )
+from monitoring.processes.owners import ProcessOwners, believed_run
 
 KIND = AlertKind.IDLE_PROCESS
 MOMENT = timedelta(seconds=1)

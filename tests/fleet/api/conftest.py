@@ -9,7 +9,7 @@ from tests.support.reservations import fleet_gpus  # noqa: F401
 def cast(db):
     from django.contrib.auth import get_user_model
 
-    from fleet.models import Project
+    from inventory.models import Project
 
     User = get_user_model()
     people = {

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
 from fleet.api.text import first_bad_text, whole_number
-from fleet.models import Reservation
+from reservations.models import Reservation
 from training.models import Run
 
 

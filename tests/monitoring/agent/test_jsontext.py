@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from monitoring.agent.frames import encode, samples_frame
-from monitoring.agent.jsontext import (
+from monitoring.agent.simulate import Simulator
+from wire.jsontext import (
     MAX_DEPTH,
     MAX_STRING_CHARS,
     JsonTextError,
@@ -19,7 +20,6 @@ from monitoring.agent.jsontext import (
     text_problem,
     within_limits,
 )
-from monitoring.agent.simulate import Simulator
 
 # Strings made of what could fool a scan of the text: brackets, quotes and backslashes (escaped in JSON),
 # NUL and a lone surrogate (escaped, or raw with ensure_ascii=False), non-ASCII, and the text of an escape.

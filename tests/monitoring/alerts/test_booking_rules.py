@@ -4,16 +4,16 @@ from datetime import timedelta
 
 import pytest
 
-from fleet.models import Reservation
-from fleet.reservations.choices import ReservationEventKind, ReservationStatus
-from fleet.reservations.events import record_event
-from fleet.reservations.watch import watch_reservations
 from monitoring.alerts import engine
 from monitoring.alerts.choices import AlertKind, AlertStatus
 from monitoring.alerts.models import Alert
 from monitoring.notify.choices import TransportKind
 from monitoring.notify.dispatch import dispatch_pending
 from monitoring.notify.models import Notification
+from reservations.choices import ReservationEventKind, ReservationStatus
+from reservations.events import record_event
+from reservations.models import Reservation
+from reservations.watch import watch_reservations
 from tests.support.monitoring import T0
 from tests.support.telemetry import process, roll_up, stream
 

@@ -5,10 +5,11 @@ from decimal import Decimal
 
 import pytest
 
-from fleet.models import Node, UserBudget
+from inventory.models import Node
 from monitoring.alerts import engine
 from monitoring.alerts.choices import AlertKind, AlertSeverity, AlertStatus
 from monitoring.alerts.models import Alert
+from monitoring.costs.models import UserBudget
 from monitoring.costs.rollup import rollup_usage
 from tests.support.monitoring import T0
 from tests.support.telemetry import process, stream

@@ -6,12 +6,12 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from fleet.models import Reservation
-from fleet.reservations.choices import ReservationStatus
 from monitoring.agent.metrics import CLOCKS_EVENT_REASONS
 from monitoring.alerts import engine
 from monitoring.alerts.choices import AlertKind, IdleStretchKind
 from monitoring.alerts.models import Alert, IdleStretch
+from reservations.choices import ReservationStatus
+from reservations.models import Reservation
 from tests.support.monitoring import T0
 from tests.support.telemetry import add_gpu, process, roll_up, stream
 

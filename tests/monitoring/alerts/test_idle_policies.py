@@ -4,8 +4,9 @@ import pytest
 from django.db import IntegrityError, transaction
 from rest_framework.test import APIClient
 
-from fleet.models import Project, UserBudget
+from inventory.models import Project
 from monitoring.alerts.models import IdlePolicy
+from monitoring.costs.models import UserBudget
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 import time_machine
 from django.conf import settings
 
-from fleet.models import OsAccount, Project
+from inventory.models import OsAccount, Project
 from monitoring.alerts import engine
 from monitoring.alerts.choices import AlertEventKind, AlertKind, ReclaimStatus
 from monitoring.alerts.models import Alert, IdlePolicy, Reclaim, ReclaimExemption

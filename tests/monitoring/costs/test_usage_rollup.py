@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from django.db import connection, transaction
 
-from fleet.models import Node
+from inventory.models import Node
 from monitoring.costs.models import UsageHour, UsageMinute
 from monitoring.costs.rollup import MINUTES_SQL, rollup_usage
 from monitoring.models import RollupProgress

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from fleet.models import GPU, GPUModel, Node, OsAccount
+from inventory.models import GPU, GPUModel, Node, OsAccount
 from monitoring.health.burnin_launch import burn_in
 from monitoring.health.views import queued_message
 from tests.support.reservations import api_client, booked, token_of

@@ -3,7 +3,7 @@
 import pytest
 from django.utils import timezone
 
-from fleet.models import GPU, GPUModel, Node
+from inventory.models import GPU, GPUModel, Node
 from monitoring.health.burnin import record_burnin
 from training.choices import RunNodeStatus, RunStatus
 from training.models import Run, RunNode

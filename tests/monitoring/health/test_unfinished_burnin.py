@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from fleet.models import GPU, GPUModel, Node
+from inventory.models import GPU, GPUModel, Node
 from monitoring.health.burnin import record_burnin
 from monitoring.health.models import BurnIn
 from monitoring.health.status import last_burnins

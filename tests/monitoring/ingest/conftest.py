@@ -5,7 +5,7 @@ from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from django.db import connections
 
-from fleet.nodes import add_node
+from inventory.nodes import add_node
 from monitoring.ingest.batcher import close_batcher
 from monitoring.ingest.presence import close_sweeper
 from monitoring.storage.partitions import PARTITIONS

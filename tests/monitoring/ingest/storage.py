@@ -2,7 +2,7 @@
 
 from datetime import datetime, timedelta
 
-from fleet.models import GPU, Node
+from inventory.models import GPU, Node
 from monitoring.models import GPUSample
 from monitoring.storage import partitions
 

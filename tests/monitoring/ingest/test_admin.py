@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from fleet.models import Node
+from inventory.models import Node
 from monitoring.models import AgentSession, NodeStatusChange, RollupProgress, SecurityEvent
 
 pytestmark = pytest.mark.django_db

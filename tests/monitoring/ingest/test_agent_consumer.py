@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from fleet.choices import NodeStatus
-from fleet.models import GPU, GPUModel, Node
+from inventory.choices import NodeStatus
+from inventory.models import GPU, GPUModel, Node
 from monitoring.models import AgentSession, GPUSample, NodeStatusChange, ProcessSample
 from tests.monitoring.ingest.agents import gpu_uuid, samples
 from tests.monitoring.ingest.conftest import orm

@@ -7,7 +7,7 @@ import time
 import pytest
 from django.test import override_settings
 
-from fleet.nodes import add_node
+from inventory.nodes import add_node
 from monitoring.ingest import batcher as batcher_module
 from monitoring.ingest.batcher import batcher
 from monitoring.models import AgentSession, GPUSample

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from monitoring.agent import jsontext
-from monitoring.agent.jsontext import parse_json
 from monitoring.ingest.validation import FrameError, check_samples
 from tests.monitoring.ingest.frame_strategies import FRAMES, GPUS, NOW
+from wire import jsontext
+from wire.jsontext import parse_json
 
 
 def checked(frame: object) -> tuple:

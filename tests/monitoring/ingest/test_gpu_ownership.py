@@ -4,8 +4,8 @@ shown to admins; an admin moves a GPU between nodes explicitly."""
 import pytest
 from django.core.management import call_command
 
-from fleet.models import GPU
-from fleet.nodes import add_node
+from inventory.models import GPU
+from inventory.nodes import add_node
 from monitoring.models import GPUSample, SecurityEvent
 from tests.monitoring.ingest.agents import gpu_uuid, hello, samples
 from tests.monitoring.ingest.conftest import orm

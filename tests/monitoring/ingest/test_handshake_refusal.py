@@ -12,7 +12,7 @@ import time
 import pytest
 from django.conf import settings
 
-from fleet.nodes import add_node
+from inventory.nodes import add_node
 from monitoring.agent.client import Agent
 from monitoring.agent.simulate import Simulator
 from tests.support.websocket_limits import cooled_down

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 from prometheus_client.parser import text_string_to_metric_families
 
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.agent import frames
 from monitoring.agent.metrics import SLOW_KEYS
 from monitoring.agent.nvml import NvmlBackend

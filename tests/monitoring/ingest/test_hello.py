@@ -4,7 +4,7 @@ another node's GPU is refused until an admin moves it."""
 import pytest
 from django.utils import timezone
 
-from fleet.models import GPU, GPUModel, Node
+from inventory.models import GPU, GPUModel, Node
 from monitoring.ingest.hello import accept_hello
 from monitoring.ingest.ownership import ForeignGPU, move_gpu
 from monitoring.ingest.validation import check_hello

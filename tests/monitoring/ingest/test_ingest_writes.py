@@ -7,9 +7,9 @@ import psycopg
 import pytest
 from django.test import override_settings
 
-from fleet.choices import NodeStatus
-from fleet.models import GPU, Node
-from fleet.nodes import add_node
+from inventory.choices import NodeStatus
+from inventory.models import GPU, Node
+from inventory.nodes import add_node
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.ingest import presence, publish
 from monitoring.ingest.batcher import batcher

@@ -6,7 +6,7 @@ import time
 import pytest
 from django.utils import timezone
 
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS, SLOW_KEYS
 from monitoring.ingest.validation import INTEGER_COLUMNS, Sample
 from monitoring.ingest.writer import Frame, GPURef, write_frames

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.ingest.validation import INTEGER_COLUMNS, Sample
 from monitoring.ingest.writer import Frame, GPURef, write_frames

@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS, METRICS
 from monitoring.models import GPUHour, GPUMinute, GPUSample
 from monitoring.storage.rollups import ROLLUP_COLUMNS

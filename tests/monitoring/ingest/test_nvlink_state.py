@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from fleet.models import GPU, NvLinkState
+from inventory.models import GPU, NvLinkState
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.ingest.validation import Sample
 from monitoring.ingest.writer import Frame, GPURef, write_frames, write_one_by_one

@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from monitoring.agent.frames import encode, samples_frame
-from monitoring.agent.jsontext import storable_json
 from monitoring.agent.metrics import METRIC_KEYS, NVLINK
 from monitoring.agent.simulate import SCENARIOS, Simulator
 from monitoring.ingest.plain_frames import plain_samples
 from monitoring.ingest.validation import FrameError, check_samples, parse
 from tests.monitoring.ingest.frame_strategies import FRAMES, GOOD_FRAMES, GPUS, NOW
+from wire.jsontext import storable_json
 
 MAX_BYTES = 1024 * 1024
 

@@ -7,8 +7,8 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from fleet.nodes import add_node
-from fleet.tokens import hash_token
+from inventory.node_tokens import hash_token
+from inventory.nodes import add_node
 from monitoring.ingest.limits import RateLimit, cool_down, cooling_down, limit_for
 from tests.monitoring.ingest.agents import hello, samples
 from tests.monitoring.ingest.conftest import orm

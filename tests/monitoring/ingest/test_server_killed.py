@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from fleet.nodes import add_node
+from inventory.nodes import add_node
 from monitoring.models import AgentSession, GPUSample
 from tests.support.processes import BASE_DIR, ServerProcess, process_environment, wait_for_other_sessions_to_end
 

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from django.conf import settings
 
-from fleet.nodes import add_node
+from inventory.nodes import add_node
 from tests.support.websocket_limits import cooled_down, oversize_refusal
 
 pytestmark = pytest.mark.django_db(transaction=True)

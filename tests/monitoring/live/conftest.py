@@ -119,7 +119,7 @@ def make_fleet(status: str = "online") -> dict:
     """Two nodes: gpu-01 (online) with two reporting H100s (one busy, owned by alice), gpu-02 offline and silent."""
     from django.utils import timezone
 
-    from fleet.models import GPU, GPUModel, Node
+    from inventory.models import GPU, GPUModel, Node
 
     h100 = GPUModel.objects.get(name="H100 SXM")
     busy_node = Node.objects.create(hostname="gpu-01", status=status, last_seen=timezone.now())

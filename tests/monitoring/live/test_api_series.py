@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from fleet.models import GPU, Node
+from inventory.models import GPU, Node
 from monitoring.live.charts import gpu_series
 from monitoring.models import GPUHour, GPUMinute, GPUSample, RollupProgress
 from tests.monitoring.live.conftest import store_samples

@@ -5,7 +5,7 @@ import re
 import pytest
 from django.utils import timezone
 
-from fleet.models import GPU, Node
+from inventory.models import GPU, Node
 from tests.monitoring.live.conftest import make_fleet
 
 

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from fleet.models import GPU, NvLinkState
+from inventory.models import GPU, NvLinkState
 from tests.monitoring.live.conftest import make_fleet
 
 

@@ -10,7 +10,7 @@ from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from fleet.models import OsAccount
+from inventory.models import OsAccount
 from monitoring.agent.metrics import METRIC_KEYS, SLOW_KEYS
 from monitoring.ingest.validation import Sample
 from monitoring.ingest.writer import GPURef, MovedGPU

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from fleet.models import OsAccount
+from inventory.models import OsAccount
 from monitoring.alerts.choices import ReclaimStatus
 from monitoring.processes.models import ProcessStop
 from tests.support.monitoring import NODE

@@ -7,8 +7,8 @@ from django.test import override_settings
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from fleet.choices import NodeStatus
-from fleet.models import GPU, Node
+from inventory.choices import NodeStatus
+from inventory.models import GPU, Node
 
 pytestmark = pytest.mark.django_db
 
@@ -148,10 +148,10 @@ def test_every_scrape_path_wants_the_token(client, fleet, path):
 
 @override_settings(METRICS_TOKEN=TOKEN, ALERT_IDLE_MAX_UTIL_PCT=5.0)
 def test_the_fleet_series_say_who_holds_and_uses_each_gpu_and_how_long_it_idled(client, cast, fleet):
-    from fleet.models import OsAccount
-    from fleet.reservations.models import Reservation
+    from inventory.models import OsAccount
     from monitoring.models import GPUSample
     from monitoring.storage.partitions import PARTITIONS
+    from reservations.models import Reservation
     from tests.support.telemetry import ensure_partitions
     from training.models import Run
 

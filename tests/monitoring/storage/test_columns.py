@@ -2,7 +2,7 @@
 
 from django.db import connection
 
-from fleet.models import GPU
+from inventory.models import GPU
 from monitoring.agent.metrics import BITMASK, COUNTER, GAUGE, METRIC_KEYS, METRICS
 from monitoring.models import GPUHour, GPUMinute, GPUSample
 from monitoring.storage.columns import ROLLUP_COLUMNS, SAMPLE_COLUMNS

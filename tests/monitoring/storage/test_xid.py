@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from fleet.models import GPU, Node
+from inventory.models import GPU, Node
 from monitoring.models import GPUMinute, GPUSample
 from monitoring.storage.partitions import PARTITIONS
 from monitoring.storage.xid import XidEvent, xid_events

@@ -1,0 +1,3 @@
+"""The product's top-level packages, once: the import, code-map, packaging and inline-style checks walk them."""
+
+PACKAGES = ("fleet", "inventory", "accounts", "reservations", "monitoring", "training", "wire")
