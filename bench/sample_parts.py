@@ -8,7 +8,7 @@ figures where the tree has them): parsing and the shape walk, the text test of t
 per-sample checks (the full path of monitoring/ingest/consumer.py), the one pass the server takes for such a
 plain frame instead (monitoring/ingest/plain_frames.py), the live update dicts and serializing live states
 in a tick of 128 GPUs. Best of --repeats, in µs of CPU. Run it in two trees to compare them
-(docs/benchmarks.md#the-wider-sample-dcgm-depth-fields-issue-18).
+(docs/benchmarks.md#where-a-samples-time-goes).
 """
 
 import argparse
