@@ -17,8 +17,8 @@ from fleet.routing import websocket_application  # noqa: E402
 
 # Every page and API view is synchronous. Django's own ASGI handler hops between the event loop and the
 # request's thread before and after each middleware and around the view, a dozen hops per request;
-# Django's WSGI handler on a fixed pool of threads makes one. Measured on a booking through the API:
-# 5.8–7.6 ms of web server CPU with the ASGI handler, 3.4–5.6 ms this way (docs/benchmarks.md).
+# Django's WSGI handler on a fixed pool of threads makes one, so a booking through the API costs the web server
+# less CPU this way (docs/benchmarks.md#reservations).
 application = ProtocolTypeRouter(
     {
         "http": WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_THREADS),
@@ -26,16 +26,15 @@ application = ProtocolTypeRouter(
     }
 )
 
-# What start-up built (Django, DRF, the app: about 120,000 objects) lives as long as the process, yet
-# every full collection walked all of it, stalling every request of the process: 110–250 ms pauses
-# under the reservations benchmark's API load. Frozen, the collector leaves it alone (docs/benchmarks.md).
+# What start-up built (Django, DRF, the app) lives as long as the process, yet every full collection walked
+# all of it, stalling every request of the process under the reservations benchmark's API load. Frozen, the
+# collector leaves it alone (docs/benchmarks.md#reservations).
 gc.freeze()
 
 # The ingest allocates a few objects per sample that live for one flush (tens of milliseconds). With the
-# default thresholds (700, 10, 10) the collector ran thousands of times a minute and promoted those in-flight
-# objects into older generations, whose passes then took about a fifth of the event loop's CPU. A young
-# generation of 50,000 objects lets them die first, and full passes come a tenth as often: as fast as acks
-# allow, 1.07-1.09x the samples/s at 0.87x the server CPU per sample, ack p99 0.91x at a fixed rate, same run
-# (docs/benchmarks.md, "One pass for the plain frame, a larger young generation, live states made when sent").
+# default thresholds (700, 10, 10) the collector ran constantly and promoted those in-flight objects into
+# older generations, whose passes then took a large share of the event loop's CPU. A young generation of
+# 50,000 objects lets them die first, and a full pass waits for 100 middle ones: more samples/s for less
+# server CPU per sample (docs/benchmarks.md#the-wider-sample-dcgm-depth-fields-issue-18).
 GC_THRESHOLDS = (50_000, 20, 100)
 gc.set_threshold(*GC_THRESHOLDS)

@@ -1,9 +1,8 @@
 """Rows of a model, with some of its foreign keys, read by one SELECT written once at start-up.
 
 For the two look-ups every booking through the API makes (the caller's token with its user, the named
-GPUs with their nodes and models), building the query cost more CPU than anything else in the request:
-0.34 and 0.66–0.71 ms through the ORM against 0.09–0.14 ms read this way, on the machine of
-docs/benchmarks.md's Reservations figures.
+GPUs with their nodes and models), building the query through the ORM cost more CPU than anything else in
+the request (docs/benchmarks.md#reservations).
 The statement is built from the models' own metadata, so columns follow the models.
 """
 

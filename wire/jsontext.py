@@ -11,13 +11,14 @@ Every agent frame passes here, so the limits cost little in the usual case: a pr
 walked value by value (`check_shape`); `storable_json` likewise clears a whole text of NUL and lone
 surrogates at once, so its strings need no test one by one.
 
-The server parses with orjson where it accepts the text (a fifth of json's time for a samples frame, whose
-cost grows with every metric of the sample) and with json where orjson refuses it: NaN, a lone surrogate, a
-number beyond a double's range. Parsed by either, a text gives the same value, except a whole number beyond
-64 bits, which orjson gives as a float: every check that reads one (seq, pid, run, a counter) refuses both alike.
+The server parses with orjson where it accepts the text (far quicker than json for a samples frame, whose
+cost grows with every metric of the sample; docs/benchmarks.md#where-a-samples-time-goes) and with json where
+orjson refuses it: NaN, a lone surrogate, a number beyond a double's range. Parsed by either, a text gives the
+same value, except a whole number beyond 64 bits, which orjson gives as a float: every check that reads one
+(seq, pid, run, a counter) refuses both alike.
 The agent's own distribution has no orjson and parses the server's few frames with json.
 
-`dumps` writes the server's hot JSON (live states, a GPU's processes and NVLink figures, a tenth of json's time
+`dumps` writes the server's hot JSON (live states, a GPU's processes and NVLink figures, far quicker than json
 for a state with 18 links) with orjson too: compact and UTF-8 (not \\u-escaped), and with json where orjson
 refuses (a whole number beyond 64 bits, a lone surrogate); both give text that parses to the same value.
 """

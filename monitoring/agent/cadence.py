@@ -1,8 +1,9 @@
 """Slow health fields travel only when they change, or every `every_s` seconds (metrics.SLOW_KEYS).
 
 Remapped rows, retired pages, XID counts and the like stay the same for days; sending them every
-second would make every frame, and the server's work on it, about twice as wide. A sample without
-such a field means "not read at this sample": the server keeps the GPU's latest value of it.
+second would widen every frame, and the server's work on it, with values that did not change
+(docs/benchmarks.md#agent). A sample without such a field means "not read at this sample": the server
+keeps the GPU's latest value of it.
 """
 
 from __future__ import annotations

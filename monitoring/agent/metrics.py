@@ -384,8 +384,8 @@ class LinkMetric:
 # position is the link's number), or null on a GPU without NVLink. A value is null while its link is inactive
 # or NVML cannot read it. Per link is the latest state only: history keeps the totals above. The agent sends
 # it every NVLINK_EVERY_S, like the health counters (18 links in every sample made the server's work per
-# sample 2.2 times as much, and every 10 s still about a tenth more); a sample without the key leaves the
-# GPU's latest per-link figures as they are, and those older than NVLINK_STALE_S are not shown.
+# sample far dearer: docs/benchmarks.md#the-wider-sample-dcgm-depth-fields-issue-18); a sample without the key
+# leaves the GPU's latest per-link figures as they are, and those older than NVLINK_STALE_S are not shown.
 NVLINK = "nvlink"
 NVLINK_MAX_LINKS = 36  # NVML_NVLINK_MAX_LINKS; an A100 has 12 links, an H100 18
 NVLINK_EVERY_S = HEALTH_EVERY_S
