@@ -149,7 +149,8 @@ def test_a_false_claim_on_a_booked_gpu_is_squatting_and_says_so(fleet):
     assert f"claims run {run.pk}, which is not placed on this GPU" in squatting.detail
 
 
-def test_the_gpu_time_of_a_run_costs_its_owner(fleet):
+def test_the_gpu_time_of_a_run_costs_its_owner(fleet, settings):
+    settings.AGENT_INTERVAL_S = 1.0  # this folder's agents sample every 10 s (conftest); these every second
     users, gpus, run = fleet
     gpu = gpus[("gpu-01", 0)]
     start = (time.time() // 60 - 10) * 60
