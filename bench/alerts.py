@@ -311,7 +311,7 @@ def main() -> None:
     from monitoring.alerts.choices import AlertKind
     from monitoring.alerts.models import Alert
     from monitoring.alerts.rules.health import HealthRule
-    from monitoring.alerts.rules.idle import IdleProcessRule
+    from monitoring.alerts.rules.idle.rule import IdleProcessRule
     from monitoring.costs.rollup import rollup_usage
 
     settings.AGENT_INTERVAL_S = float(args.interval)

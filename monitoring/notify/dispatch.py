@@ -1,14 +1,24 @@
-"""Turn alert events into notifications: who hears about it, through which transports, per their preferences."""
+"""Turn alert events into notifications: who hears about it, through which transports, per their preferences.
+
+The AlertEvent table is the outbox. Right after the commit that stored events, alerts send
+`events_recorded` (monitoring/alerts/outbox.py) and `hand_off` queues their dispatch on the central
+worker; `dispatch_unclaimed` picks up, on held's periodic look, whatever such a hand-off lost. Every way in
+claims each event once, so two workers never tell anyone twice.
+"""
+
+from datetime import datetime, timedelta
 
 from celery import shared_task
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Q
+from django.dispatch import receiver
 from django.utils import timezone
 
 from monitoring.alerts import silences
 from monitoring.alerts.choices import AlertEventKind, AlertKind, AlertSeverity, AlertStatus
 from monitoring.alerts.models import AlertEvent
+from monitoring.alerts.outbox import events_recorded
 from monitoring.notify import grouping, timing
 from monitoring.notify.choices import TransportKind
 from monitoring.notify.deliver import deliver, deliver_notification
@@ -89,11 +99,22 @@ def dispatch_event(event_pk: int) -> list[Notification]:
         return notify(claim(AlertEvent.objects.filter(created=created)))
 
 
-def dispatch_pending(limit: int = 1000) -> int:
-    """Dispatch every event nobody has claimed yet, in one transaction, so that the alerts of one change
-    are grouped before anything is sent."""
+def dispatch_pending(limit: int = 1000, before: datetime | None = None) -> int:
+    """Dispatch every event nobody has claimed yet (stored before `before`, if given), in one transaction,
+    so that the alerts of one change are grouped before anything is sent."""
+    events = AlertEvent.objects.all() if before is None else AlertEvent.objects.filter(created__lt=before)
     with transaction.atomic():
-        return len(notify(claim(AlertEvent.objects.all(), limit)))
+        return len(notify(claim(events, limit)))
+
+
+# A hand-off is one broker hop; an event still unclaimed this long after it was stored lost its hand-off
+# (the broker was down at commit, a worker died first).
+LOST_AFTER = timedelta(minutes=1)
+
+
+def dispatch_unclaimed(now: datetime) -> int:
+    """The periodic catch-up: dispatch the events whose hand-off was lost."""
+    return dispatch_pending(before=now - LOST_AFTER)
 
 
 def claim(events, limit: int | None = None) -> list[AlertEvent]:
@@ -134,5 +155,8 @@ def dispatch_event_task(event_pk: int) -> int:
     return len(dispatch_event(event_pk))
 
 
-def dispatch_after_commit(event_pk: int) -> None:
-    transaction.on_commit(lambda: dispatch_event_task.delay(event_pk))
+@receiver(events_recorded, dispatch_uid="monitoring.notify.hand_off")
+def hand_off(sender, event_pk: int, **kwargs) -> None:
+    """Events were just committed (an evaluation's, a reclaim's outcome): the central worker tells people now,
+    not a beat period later; a node worker that ended a process never sends anything itself."""
+    dispatch_event_task.delay(event_pk)
