@@ -342,7 +342,7 @@ def main() -> None:
     def set_based():
         idle = IdleProcessRule().evaluate(now, [])
         HealthRule().evaluate(now, [])
-        return {s.candidate.key for s in idle.idle_stretches}, {f.key for f in idle.findings}
+        return {s.candidate.key for s in idle.sightings}, {f.key for f in idle.findings}
 
     rules = [timed(set_based)[0] for _ in range(args.repeats)]
     naive = [timed(naive_verdicts, now)[0] for _ in range(max(1, args.repeats // 2))]

@@ -16,13 +16,14 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from monitoring.alerts import silences
-from monitoring.alerts.choices import AlertEventKind, AlertKind, AlertSeverity, AlertStatus
+from monitoring.alerts.choices import AlertEventKind, AlertKind, AlertStatus
 from monitoring.alerts.models import AlertEvent
 from monitoring.alerts.outbox import events_recorded
 from monitoring.notify import grouping, timing
 from monitoring.notify.choices import TransportKind
 from monitoring.notify.deliver import deliver, deliver_notification
 from monitoring.notify.models import Notification, NotificationPreference
+from monitoring.notify.transports import transport_classes
 
 
 def audience(event: AlertEvent) -> list:
@@ -39,19 +40,15 @@ def audience(event: AlertEvent) -> list:
     return staff
 
 
-def channels(user, event: AlertEvent, prefs: NotificationPreference) -> list[tuple[str, object]]:
-    """(transport, webhook) pairs for one person: in-app always, email and webhooks as they chose."""
-    found: list[tuple[str, object]] = [(TransportKind.IN_APP, None)]
-    alert = event.alert
-    quiet = event.kind == AlertEventKind.RESOLVED and not prefs.resolved
-    if quiet or (alert.is_snoozed() and event.kind != AlertEventKind.ESCALATED):
-        return found
-    emailed_elsewhere = alert.details.get("emailed", False)  # e.g. booking notices the watcher emailed
-    severe_enough = AlertSeverity(alert.severity).rank >= AlertSeverity(prefs.email_min_severity).rank
-    if prefs.email and user.email and severe_enough and not emailed_elsewhere:
-        found.append((TransportKind.EMAIL, None))
-    if prefs.webhooks:
-        found += [(TransportKind.WEBHOOK, hook) for hook in user.webhooks.filter(active=True)]
+def channels(event: AlertEvent, prefs: NotificationPreference) -> list[tuple[str, object]]:
+    """(transport, destination) pairs for one person, each transport as they chose: in-app always; nothing
+    else for a resolution they did not ask about or an alert they snoozed (an escalation still reaches them)."""
+    muted = event.kind == AlertEventKind.RESOLVED and not prefs.resolved
+    muted = muted or (event.alert.is_snoozed() and event.kind != AlertEventKind.ESCALATED)
+    found = []
+    for kind, transport in transport_classes():
+        if (transport.always or not muted) and transport.wants(event, prefs):
+            found += [(kind, destination) for destination in transport.reaches(prefs)]
     return found
 
 
@@ -66,12 +63,13 @@ def is_reopening(event: AlertEvent) -> bool:
 
 
 def preferences_of(user) -> NotificationPreference:
-    prefs = NotificationPreference.objects.filter(user=user).first()
-    return prefs or NotificationPreference(user=user)
+    prefs = NotificationPreference.objects.filter(user=user).first() or NotificationPreference(user=user)
+    prefs.user = user  # the transports ask prefs.user: the person at hand, not a second query for them
+    return prefs
 
 
 def wanted(event: AlertEvent) -> list[tuple]:
-    """(person, transport, webhook, deliver_after) for everyone who hears about this event; deliver_after
+    """(person, transport, destination, deliver_after) for everyone who hears about this event; deliver_after
     holds an email or webhook message for the person's digest or past their quiet hours."""
     if not AlertEventKind(event.kind).notifies or is_delivered_notice(event):
         return []
@@ -81,11 +79,11 @@ def wanted(event: AlertEvent) -> list[tuple]:
     found = []
     for user in audience(event):
         prefs = preferences_of(user)
-        for kind, hook in channels(user, event, prefs):
+        for kind, destination in channels(event, prefs):
             if kind == TransportKind.IN_APP:
-                found.append((user, kind, hook, None))
+                found.append((user, kind, destination, None))
             elif not is_reopening(event):  # told when it opened; coming back updates it in the app, no new mail
-                found.append((user, kind, hook, timing.release_at(prefs, kind, now)))
+                found.append((user, kind, destination, timing.release_at(prefs, kind, now)))
     return found
 
 

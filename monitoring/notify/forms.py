@@ -1,10 +1,10 @@
-"""Forms for a person's alert preferences and webhooks."""
+"""The form of a person's alert preferences (each transport with destinations has its own form in its folder)."""
 
 import zoneinfo
 
 from django import forms
 
-from monitoring.notify.models import NotificationPreference, Webhook
+from monitoring.notify.models import NotificationPreference
 
 
 def zone_choices() -> list[tuple[str, str]]:
@@ -61,11 +61,3 @@ class PreferenceForm(forms.ModelForm):
         if error:
             raise forms.ValidationError(error, code="quiet_hours")
         return data
-
-
-class WebhookForm(forms.ModelForm):
-    url = forms.URLField(max_length=500, assume_scheme="https", label="URL (http:// or https://)")
-
-    class Meta:
-        model = Webhook
-        fields = ["name", "url"]

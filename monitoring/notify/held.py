@@ -24,19 +24,27 @@ from monitoring.notify import digests, underused
 from monitoring.notify.choices import Delivery, NotificationStatus, TransportKind
 from monitoring.notify.deliver import backoff, deliver, deliver_notification
 from monitoring.notify.dispatch import dispatch_unclaimed
-from monitoring.notify.models import Notification, NotificationPreference, Webhook
+from monitoring.notify.models import Notification, NotificationPreference
 from monitoring.notify.timing import zone_of
-from monitoring.notify.transports import TransportError, transport_for
+from monitoring.notify.transports import (
+    TransportError,
+    destination_kinds,
+    destination_kwargs,
+    destination_model,
+    transport_for,
+)
 
-Channel = tuple[int, str, int | None]  # person, transport, webhook
+Channel = tuple[int, str, int | None]  # person, transport, destination (a webhook's id)
 
 
 def due_groups(now: datetime) -> dict[Channel, list[int]]:
     """The held notifications that are due, per channel, and the digest channels owed an underused list."""
     due = Notification.objects.filter(processed=None, status=NotificationStatus.PENDING, deliver_after__lte=now)
     groups = defaultdict(list)
-    for pk, user, transport, hook in due.order_by("created", "id").values_list("pk", "user", "transport", "webhook"):
-        groups[(user, transport, hook)].append(pk)
+    for pk, user, transport, *destinations in due.order_by("created", "id").values_list(
+        "pk", "user", "transport", *destination_kinds()
+    ):
+        groups[(user, transport, next((d for d in destinations if d is not None), None))].append(pk)
     for channel in underused.channels_owed(now):
         groups.setdefault(channel, [])
     return dict(groups)
@@ -47,7 +55,7 @@ def claim(pks: list[int], now: datetime) -> list[Notification]:
         free = Notification.objects.filter(pk__in=pks, processed=None).select_for_update(skip_locked=True)
         mine = list(free.values_list("pk", flat=True))
         Notification.objects.filter(pk__in=mine).update(processed=now)
-    rows = Notification.objects.filter(pk__in=mine).select_related("event__alert", "user", "webhook")
+    rows = Notification.objects.filter(pk__in=mine).select_related("event__alert", "user", *destination_kinds())
     return list(rows.order_by("created", "id"))
 
 
@@ -58,9 +66,10 @@ def why_held(prefs: NotificationPreference, transport: str) -> str:
 
 def stand_in(channel: Channel) -> Notification:
     """An unsaved notification naming the channel, for a transport sending underused GPUs alone."""
-    user_id, transport, hook_id = channel
-    hook = Webhook.objects.get(pk=hook_id) if hook_id else None
-    return Notification(user=get_user_model().objects.get(pk=user_id), transport=transport, webhook=hook)
+    user_id, transport, destination_id = channel
+    destination = destination_model(transport).objects.get(pk=destination_id) if destination_id else None
+    person = get_user_model().objects.get(pk=user_id)
+    return Notification(user=person, transport=transport, **destination_kwargs(transport, destination))
 
 
 def send_group(channel: Channel, pks: list[int], now: datetime) -> str:
