@@ -61,3 +61,14 @@ class PreferenceForm(forms.ModelForm):
         if error:
             raise forms.ValidationError(error, code="quiet_hours")
         return data
+
+
+class DestinationForm(forms.ModelForm):
+    """Adds one of a person's destinations (a webhook) on the alert settings page, which shows the form with
+    `about`, the person's own in `columns` (field → heading) or `empty` when there are none, and `added`
+    once one is."""
+
+    about = ""
+    columns = {"name": "Name"}
+    empty = ""
+    added = ""

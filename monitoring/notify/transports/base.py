@@ -17,7 +17,8 @@ class Transport:
     whom it reaches (`reaches`, `wants`), when its messages go out (`delivery_field`, a
     NotificationPreference field; None: at once), and whether it is told even what a person muted
     (`always`). A transport with destinations (registered with their model) names the form that adds one
-    on the alert settings page (`form`), its API viewset (`viewset`) and its admin (`admin`).
+    on the alert settings page (`form`, a DestinationForm), its API viewset (`viewset`) and its admin
+    (`admin`).
     """
 
     always = False

@@ -3,12 +3,12 @@
 from django import forms
 from django.utils.safestring import mark_safe
 
+from monitoring.notify.forms import DestinationForm
 from monitoring.notify.transports.webhook.models import Webhook
 
 
-class WebhookForm(forms.ModelForm):
-    """The page shows this form with `about`, a person's webhooks in `columns` (field → heading) or `empty`,
-    and `added` once one is."""
+class WebhookForm(DestinationForm):
+    """A webhook's name and URL; its secret is made for it."""
 
     url = forms.URLField(max_length=500, assume_scheme="https", label="URL (http:// or https://)")
 
