@@ -311,7 +311,7 @@ def main() -> None:
     from monitoring.alerts.choices import AlertKind
     from monitoring.alerts.models import Alert
     from monitoring.alerts.rules.health import HealthRule
-    from monitoring.alerts.rules.idle import IdleProcessRule
+    from monitoring.alerts.rules.idle.rule import IdleProcessRule
     from monitoring.costs.rollup import rollup_usage
 
     settings.AGENT_INTERVAL_S = float(args.interval)
@@ -342,7 +342,7 @@ def main() -> None:
     def set_based():
         idle = IdleProcessRule().evaluate(now, [])
         HealthRule().evaluate(now, [])
-        return {s.candidate.key for s in idle.idle_stretches}, {f.key for f in idle.findings}
+        return {s.candidate.key for s in idle.sightings}, {f.key for f in idle.findings}
 
     rules = [timed(set_based)[0] for _ in range(args.repeats)]
     naive = [timed(naive_verdicts, now)[0] for _ in range(max(1, args.repeats // 2))]

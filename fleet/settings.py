@@ -307,8 +307,8 @@ BUDGET_THRESHOLDS_PCT = env_int_list("BUDGET_THRESHOLDS_PCT", default=[50, 80, 1
 RECLAIM_GRACE_S = env_int("RECLAIM_GRACE_S", default=30, minimum=1)
 SITE_URL = env_str("SITE_URL", default="http://localhost:8000")
 WEBHOOK_TIMEOUT_S = env_float("WEBHOOK_TIMEOUT_S", default=5.0, minimum=0.1)
-# Webhooks reach only public addresses (monitoring/notify/targets.py); these networks are allowed besides,
-# for an internal receiver, e.g. "10.20.0.0/16,192.168.5.7/32".
+# Webhooks reach only public addresses (monitoring/notify/transports/webhook/targets.py); these networks are
+# allowed besides, for an internal receiver, e.g. "10.20.0.0/16,192.168.5.7/32".
 WEBHOOK_ALLOWED_NETWORKS = env_networks("WEBHOOK_ALLOWED_NETWORKS", default=[])
 NOTIFY_MAX_RETRIES = env_int("NOTIFY_MAX_RETRIES", default=5, minimum=0)
 NOTIFY_RETRY_BASE_S = env_float("NOTIFY_RETRY_BASE_S", default=30.0, minimum=0.0)

@@ -5,13 +5,14 @@ from rest_framework.routers import SimpleRouter
 
 from monitoring.alerts.api import AlertViewSet, IdlePolicyViewSet, SilenceViewSet, UserBudgetViewSet
 from monitoring.costs.api import CostsView
-from monitoring.notify.api import NotificationViewSet, PreferenceView, WebhookViewSet
+from monitoring.notify.api import NotificationViewSet, PreferenceView, destination_routes
 from monitoring.processes.api import StopView
 
 router = SimpleRouter()
 router.register("api/alerts", AlertViewSet, basename="api-alert")
 router.register("api/notifications", NotificationViewSet, basename="api-notification")
-router.register("api/webhooks", WebhookViewSet, basename="api-webhook")
+for prefix, viewset, basename in destination_routes():  # each transport's destinations: api/webhooks
+    router.register(prefix, viewset, basename=basename)
 router.register("api/silences", SilenceViewSet, basename="api-silence")
 router.register("api/idle-policies", IdlePolicyViewSet, basename="api-idle-policy")
 router.register("api/budgets/users", UserBudgetViewSet, basename="api-user-budget")

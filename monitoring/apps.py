@@ -8,3 +8,6 @@ class MonitoringConfig(AppConfig):
     def ready(self) -> None:
         # A burn-in run's end, however it came, stores its health records (training's run_finished signal).
         from monitoring.health import burnin  # noqa: F401
+
+        # Alert events are told right after the commit that stored them (alerts' events_recorded signal).
+        from monitoring.notify import dispatch  # noqa: F401

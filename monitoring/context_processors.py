@@ -1,6 +1,6 @@
 """The notification badge's starting count on every page (the websocket keeps it current)."""
 
-from monitoring.notify.live import unread_count
+from monitoring.notify.transports.inapp.live import unread_count
 
 
 def notifications(request) -> dict:

@@ -174,5 +174,5 @@ class RollupProgress(models.Model):
 from monitoring.alerts.models import Alert, AlertEvent, IdlePolicy, IdleStretch, Reclaim, ReclaimExemption  # noqa: E402, F401
 from monitoring.costs.models import UsageHour, UsageMinute  # noqa: E402, F401
 from monitoring.health.models import BurnIn  # noqa: E402, F401
-from monitoring.notify.models import Notification, NotificationPreference, UnderusedReported, Webhook  # noqa: E402, F401
+from monitoring.notify.models import Notification, NotificationPreference, UnderusedReported  # noqa: E402, F401
 from monitoring.processes.models import ProcessStop  # noqa: E402, F401

@@ -4,7 +4,7 @@ from django.urls import path
 
 from monitoring.ingest.consumer import AgentConsumer
 from monitoring.live.consumer import LiveConsumer
-from monitoring.notify.consumer import NotificationConsumer
+from monitoring.notify.transports.inapp.consumer import NotificationConsumer
 
 agent_urlpatterns: list = [path("ws/agent/", AgentConsumer.as_asgi())]
 browser_urlpatterns: list = [

@@ -5,7 +5,7 @@ tasks and the beat schedule survive a move of the code.
 """
 
 from monitoring.alerts.engine import evaluate_alerts
-from monitoring.alerts.reclaim import reclaim_process
+from monitoring.alerts.rules.idle.reclaim import reclaim_process
 from monitoring.costs.rollup import rollup_usage_task
 from monitoring.notify.deliver import deliver_notification
 from monitoring.notify.dispatch import dispatch_event_task

@@ -35,8 +35,7 @@ urlpatterns = [
     path("alerts/settings/", notify.settings_page, name="alert_settings"),
     path("alerts/silences/", silence_views.silence_list, name="silences"),
     path("alerts/silences/<int:pk>/expire/", silence_views.silence_expire, name="silence_expire"),
-    path("alerts/webhooks/<int:pk>/delete/", notify.webhook_delete, name="webhook_delete"),
-    path("alerts/webhooks/<int:pk>/toggle/", notify.webhook_toggle, name="webhook_toggle"),
+    *notify.destination_urls(),  # a transport's destinations (webhooks): remove, pause or enable
     path("notifications/", notify.center, name="notifications"),
     path("notifications/read/", notify.mark_read, name="notifications_read"),
     path("costs/", costs.costs, name="costs"),

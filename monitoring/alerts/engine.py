@@ -8,18 +8,18 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from monitoring.alerts import lifecycle, memo, stages, stretches
-from monitoring.alerts.choices import AlertKind, AlertStatus
+from monitoring.alerts import lifecycle, memo, outbox
+from monitoring.alerts.choices import AlertStatus
 from monitoring.alerts.findings import RuleResult
 from monitoring.alerts.models import Alert
+from monitoring.alerts.rules.base import Rule
 from monitoring.alerts.rules.bookings import BookingIdleRule, BookingNoticeRule, SquattingRule
 from monitoring.alerts.rules.budget import BudgetRule
 from monitoring.alerts.rules.health import HealthRule
-from monitoring.alerts.rules.idle import IdleProcessRule
+from monitoring.alerts.rules.idle.rule import IdleProcessRule
 from monitoring.alerts.rules.runs import RunOverdueRule
-from monitoring.notify.dispatch import dispatch_pending
 
-# The rules, evaluated in this order; each is a class in monitoring/alerts/rules/ with evaluate(now, open_alerts).
+# The rules, evaluated in this order; each is a Rule (monitoring/alerts/rules/base.py).
 RULES = [
     IdleProcessRule(),
     BookingIdleRule(),
@@ -53,14 +53,15 @@ def evaluate(now: datetime | None = None) -> Summary:
         summary = Summary()
         for rule in RULES:
             mine = [a for a in open_alerts if a.kind in kinds_of(rule)]
-            apply(rule.evaluate(now, mine), mine, now, summary)
+            apply(rule, rule.evaluate(now, mine), mine, now, summary)
         summary.escalated = escalate(now)
         summary.still_open = Alert.objects.exclude(status=AlertStatus.RESOLVED).count()
+        outbox.announce_moment(now)  # every event of this evaluation was stored at `now`
     return summary
 
 
-def kinds_of(rule) -> set:
-    return set(getattr(rule, "kinds", [rule.kind]))
+def kinds_of(rule: Rule) -> set:
+    return set(rule.kinds)
 
 
 # Alerts about a person's own use go to the admins when they stay open too long; each rule says whether its do.
@@ -73,7 +74,7 @@ def try_lock() -> bool:
         return cursor.fetchone()[0]
 
 
-def apply(result: RuleResult, open_alerts: list[Alert], now: datetime, summary: Summary) -> None:
+def apply(rule: Rule, result: RuleResult, open_alerts: list[Alert], now: datetime, summary: Summary) -> None:
     by_key = {a.key: a for a in open_alerts}
     new = {f.key: f for f in result.findings if f.key not in by_key}
     opened = lifecycle.open_alerts(list(new.values()), now)
@@ -84,8 +85,7 @@ def apply(result: RuleResult, open_alerts: list[Alert], now: datetime, summary: 
         a for a in opened if a.key in result.resolved
     ]
     lifecycle.resolve_alerts(cleared, result.resolved, now)
-    stages.advance([a for a in firing if a.kind == AlertKind.IDLE_PROCESS], now)
-    stretches.record(result.idle_stretches, now)
+    rule.follow_up(result, firing, now)
     summary.opened += list(new)
     summary.resolved += [a.key for a in cleared]
 
@@ -104,13 +104,11 @@ def escalate(now: datetime) -> list[str]:
 
 @shared_task(name="monitoring.tasks.evaluate_alerts", ignore_result=True)
 def evaluate_alerts() -> dict:
-    """Every rule once (beat, every ALERT_EVAL_INTERVAL_S), then tell people."""
+    """Every rule once (beat, every ALERT_EVAL_INTERVAL_S); people are told from its events after it commits."""
     summary = evaluate()
-    notified = dispatch_pending()
     return {
         "opened": len(summary.opened),
         "resolved": len(summary.resolved),
         "escalated": len(summary.escalated),
-        "notifications": notified,
         "skipped": summary.skipped,
     }

@@ -23,13 +23,14 @@ class Finding:
 
 @dataclass
 class RuleResult:
-    """Findings (new or still true), the open alerts to resolve (alert key → reason), and idle stretches seen."""
+    """Findings (new or still true) and the open alerts to resolve (alert key → reason).
+
+    A rule that needs more for its own follow-up returns a subclass carrying it (the idle rule's stretches).
+    """
 
     findings: list[Finding] = field(default_factory=list)
     resolved: dict[str, str] = field(default_factory=dict)
-    idle_stretches: list = field(default_factory=list)  # monitoring.alerts.stretches.Sighting
 
     def extend(self, other: "RuleResult") -> None:
         self.findings += other.findings
         self.resolved.update(other.resolved)
-        self.idle_stretches += other.idle_stretches

@@ -235,7 +235,7 @@ class ReclaimExemption(models.Model):
 
 class EndedProcess(models.Model):
     """What ending one GPU process on its node records: the process as its GPU reported it (the node worker
-    checks the pid still names it before it signals, monitoring/alerts/reclaim.py), when it was signalled and
+    checks the pid still names it before it signals, monitoring/alerts/ending.py), when it was signalled and
     how it ended. Idle reclaim (``Reclaim``) and the process table's End (``ProcessStop``) share it; each adds
     why it was asked, its node, GPU and owner (their reverse names differ) and its grace (an idle process's
     whole seconds, a run cancel's seconds), so that sharing them changes no table and needs no migration."""

@@ -6,7 +6,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -67,11 +66,12 @@ def detail(request, pk: int):
     return render(request, "monitoring/alert.html", context)
 
 
-def alert_notifications(user, alert) -> QuerySet:
-    from monitoring.notify.models import Notification
-
-    notes = Notification.objects.filter(event__alert=alert).select_related("user", "webhook", "event")
-    return notes if user.is_staff else notes.filter(user=user)
+def alert_notifications(user, alert) -> list:
+    """Who was told of each event and how, newest first: the notifier's rows, read through the events they
+    hang on (alerts know nothing of the notifier); an admin sees everyone's, anyone else their own."""
+    events = alert.events.prefetch_related("notifications__user")
+    notes = [n for event in events for n in event.notifications.all() if user.is_staff or n.user_id == user.pk]
+    return sorted(notes, key=lambda n: (n.created, n.pk), reverse=True)
 
 
 def actionable(request, pk: int):

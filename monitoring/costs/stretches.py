@@ -1,6 +1,6 @@
 """Idle time in stretches at least as long as the idle window, and the underused-GPU report, priced.
 
-Read from the idle stretches the idle-process rule records (monitoring/alerts/stretches.py), clipped to
+Read from the idle stretches the idle-process rule records (monitoring/alerts/rules/idle/stretches.py), clipped to
 the period. "Underused" processes burst to real work between their quiet stretches: they are reported
 here (and to their owner's digest), never alerted, escalated or reclaimed.
 """

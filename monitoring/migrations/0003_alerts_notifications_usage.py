@@ -3,7 +3,7 @@
 import django.core.validators
 import django.db.models.deletion
 import django.utils.timezone
-import monitoring.notify.models
+import monitoring.notify.transports.webhook.models
 from django.conf import settings
 from django.db import migrations, models
 
@@ -159,7 +159,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('name', models.CharField(max_length=100)),
                 ('url', models.URLField(max_length=500, validators=[django.core.validators.URLValidator(message='Enter an http:// or https:// URL.', schemes=['http', 'https'])])),
-                ('secret', models.CharField(default=monitoring.notify.models.new_webhook_secret, help_text='Signs each body (HMAC-SHA256); keep it private.', max_length=100)),
+                ('secret', models.CharField(default=monitoring.notify.transports.webhook.models.new_webhook_secret, help_text='Signs each body (HMAC-SHA256); keep it private.', max_length=100)),
                 ('active', models.BooleanField(default=True)),
                 ('created', models.DateTimeField(default=django.utils.timezone.now)),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='webhooks', to=settings.AUTH_USER_MODEL)),

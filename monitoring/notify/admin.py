@@ -1,17 +1,13 @@
-"""Admin for notifications, preferences, webhooks and how far each digest channel was told of underused GPUs."""
+"""Admin for notifications, preferences, each transport's destinations and how far each digest channel was
+told of underused GPUs."""
 
 from django.contrib import admin
-from django.db import models
 
-from monitoring.notify.models import Notification, NotificationPreference, UnderusedReported, Webhook
+from monitoring.notify.models import Notification, NotificationPreference, UnderusedReported
+from monitoring.notify.transports import destination_kinds, destination_model, transport_class
 
-
-@admin.register(Webhook)
-class WebhookAdmin(admin.ModelAdmin):
-    list_display = ["name", "user", "url", "active", "created"]
-    list_filter = ["active"]
-    search_fields = ["name", "url", "user__username"]
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+for kind in destination_kinds():  # a transport's destinations (webhooks) with the admin its folder gives
+    admin.site.register(destination_model(kind), transport_class(kind).admin)
 
 
 @admin.register(NotificationPreference)
@@ -34,7 +30,7 @@ class NotificationAdmin(admin.ModelAdmin):
 
 @admin.register(UnderusedReported)
 class UnderusedReportedAdmin(admin.ModelAdmin):
-    list_display = ["user", "transport", "webhook", "until", "attempts", "error"]
+    list_display = ["user", "transport", *destination_kinds(), "until", "attempts", "error"]
     list_filter = ["transport"]
     search_fields = ["user__username", "error"]
     readonly_fields = [f.name for f in UnderusedReported._meta.fields]

@@ -1,4 +1,4 @@
-"""/api/notifications/, /api/alert-preferences/ and /api/webhooks/: a person's own."""
+"""/api/notifications/ and /api/alert-preferences/: a person's own (each destination has its API in its folder)."""
 
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
@@ -11,9 +11,10 @@ from fleet.localtime import zone_named
 from monitoring.notify.choices import TransportKind
 from monitoring.notify.dispatch import preferences_of
 from monitoring.notify.forms import PreferenceForm, quiet_hours_error
-from monitoring.notify.live import broadcast_unread, unread_count
-from monitoring.notify.models import Notification, NotificationPreference, Webhook
+from monitoring.notify.models import Notification, NotificationPreference
 from monitoring.notify.serializers import NotificationSerializer
+from monitoring.notify.transports import destination_kinds, destination_slug, transport_class
+from monitoring.notify.transports.inapp.live import broadcast_unread, unread_count
 
 
 class ReadSerializer(serializers.Serializer):
@@ -91,23 +92,8 @@ class PreferenceView(APIView):
         return Response(body.data)
 
 
-class WebhookSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Webhook
-        fields = ["id", "name", "url", "secret", "active", "created"]
-        read_only_fields = ["secret", "created"]
-
-
-class WebhookViewSet(viewsets.ModelViewSet):
-    """Your webhooks; the signing secret is generated and shown to you."""
-
-    serializer_class = WebhookSerializer
-    lookup_value_regex = "[0-9]+"
-
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):  # the schema generator has no user
-            return Webhook.objects.none()
-        return Webhook.objects.filter(user=self.request.user)
-
-    def perform_create(self, serializer):
-        serializer.save(user=self.request.user)
+def destination_routes() -> list[tuple[str, type, str]]:
+    """(prefix, viewset, basename) of each transport's destinations: api/webhooks, named api-webhook."""
+    return [
+        (f"api/{destination_slug(kind)}", transport_class(kind).viewset, f"api-{kind}") for kind in destination_kinds()
+    ]

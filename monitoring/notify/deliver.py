@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from monitoring.notify.choices import NotificationStatus
 from monitoring.notify.models import Notification
-from monitoring.notify.transports import TransportError, transport_for
+from monitoring.notify.transports import TransportError, destination_kinds, transport_for
 
 
 @dataclass(frozen=True)
@@ -30,9 +30,8 @@ def claim(pk: int) -> bool:
 def deliver(pk: int) -> Outcome:
     if not claim(pk):
         return Outcome("claimed elsewhere")
-    note = Notification.objects.select_related("event__alert__owner", "event__alert__project", "user", "webhook").get(
-        pk=pk
-    )
+    related = ("event__alert__owner", "event__alert__project", "user", *destination_kinds())
+    note = Notification.objects.select_related(*related).get(pk=pk)
     note.attempts += 1
     try:
         transport_for(note).notify(note.event.alert)

@@ -1,7 +1,7 @@
 """What a digest says, the same for every channel: its held alert updates and the person's underused GPUs.
 
 `build` makes the content once; the email renders it as plain text (`body`), a webhook as JSON with a
-Slack-compatible `text` (`payload`).
+Slack-compatible `text` (monitoring/notify/transports/webhook/payload.py).
 """
 
 from dataclasses import dataclass
@@ -11,10 +11,8 @@ from django.utils import timezone
 from django.utils.dateformat import format as date_format
 
 from fleet.localtime import when
-from monitoring.costs.api import UnderusedSerializer
 from monitoring.costs.stretches import UnderusedProcess
-from monitoring.notify.messages import alert_url, headline, others_of, slack_escape
-from monitoring.notify.messages import payload as event_payload
+from monitoring.notify.messages import alert_url, headline
 
 UNDERUSED_HEAD = "Underused GPUs (idle for whole windows between bursts of work)"
 
@@ -78,20 +76,3 @@ def body(digest: Digest) -> str:
     if digest.underused:
         lines += ["", f"{UNDERUSED_HEAD}{period(digest)}:"] + [f"- {underused_line(u)}" for u in digest.underused]
     return "\n".join(lines) + "\n"
-
-
-def payload(digest: Digest) -> dict:
-    """The webhook body: a Slack-compatible `text`, each notification's usual body, the underused GPUs as data."""
-    items = "".join(f"\n• <{alert_url(n.event)}|{slack_escape(line(n))}>" for n in digest.notifications)
-    if digest.underused:
-        items += f"\n{slack_escape(UNDERUSED_HEAD + period(digest))}:"
-        items += "".join(f"\n• {slack_escape(underused_line(u))}" for u in digest.underused)
-    return {
-        "text": f"*{slack_escape(digest.subject)}*{items}",
-        "digest": [event_payload(n.event, others_of(n)) for n in digest.notifications],
-        "underused": UnderusedSerializer(digest.underused, many=True).data,
-        "period": {
-            "since": digest.since.isoformat() if digest.since else None,
-            "until": digest.until.isoformat() if digest.until else None,
-        },
-    }

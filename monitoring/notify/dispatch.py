@@ -1,18 +1,29 @@
-"""Turn alert events into notifications: who hears about it, through which transports, per their preferences."""
+"""Turn alert events into notifications: who hears about it, through which transports, per their preferences.
+
+The AlertEvent table is the outbox. Right after the commit that stored events, alerts send
+`events_recorded` (monitoring/alerts/outbox.py) and `hand_off` queues their dispatch on the central
+worker; `dispatch_unclaimed` picks up, on held's periodic look, whatever such a hand-off lost. Every way in
+claims each event once, so two workers never tell anyone twice.
+"""
+
+from datetime import datetime, timedelta
 
 from celery import shared_task
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Q
+from django.dispatch import receiver
 from django.utils import timezone
 
 from monitoring.alerts import silences
-from monitoring.alerts.choices import AlertEventKind, AlertKind, AlertSeverity, AlertStatus
+from monitoring.alerts.choices import AlertEventKind, AlertKind, AlertStatus
 from monitoring.alerts.models import AlertEvent
+from monitoring.alerts.outbox import events_recorded
 from monitoring.notify import grouping, timing
 from monitoring.notify.choices import TransportKind
 from monitoring.notify.deliver import deliver, deliver_notification
 from monitoring.notify.models import Notification, NotificationPreference
+from monitoring.notify.transports import transport_classes
 
 
 def audience(event: AlertEvent) -> list:
@@ -29,19 +40,15 @@ def audience(event: AlertEvent) -> list:
     return staff
 
 
-def channels(user, event: AlertEvent, prefs: NotificationPreference) -> list[tuple[str, object]]:
-    """(transport, webhook) pairs for one person: in-app always, email and webhooks as they chose."""
-    found: list[tuple[str, object]] = [(TransportKind.IN_APP, None)]
-    alert = event.alert
-    quiet = event.kind == AlertEventKind.RESOLVED and not prefs.resolved
-    if quiet or (alert.is_snoozed() and event.kind != AlertEventKind.ESCALATED):
-        return found
-    emailed_elsewhere = alert.details.get("emailed", False)  # e.g. booking notices the watcher emailed
-    severe_enough = AlertSeverity(alert.severity).rank >= AlertSeverity(prefs.email_min_severity).rank
-    if prefs.email and user.email and severe_enough and not emailed_elsewhere:
-        found.append((TransportKind.EMAIL, None))
-    if prefs.webhooks:
-        found += [(TransportKind.WEBHOOK, hook) for hook in user.webhooks.filter(active=True)]
+def channels(event: AlertEvent, prefs: NotificationPreference) -> list[tuple[str, object]]:
+    """(transport, destination) pairs for one person, each transport as they chose: in-app always; nothing
+    else for a resolution they did not ask about or an alert they snoozed (an escalation still reaches them)."""
+    muted = event.kind == AlertEventKind.RESOLVED and not prefs.resolved
+    muted = muted or (event.alert.is_snoozed() and event.kind != AlertEventKind.ESCALATED)
+    found = []
+    for kind, transport in transport_classes():
+        if (transport.always or not muted) and transport.wants(event, prefs):
+            found += [(kind, destination) for destination in transport.reaches(prefs)]
     return found
 
 
@@ -56,12 +63,13 @@ def is_reopening(event: AlertEvent) -> bool:
 
 
 def preferences_of(user) -> NotificationPreference:
-    prefs = NotificationPreference.objects.filter(user=user).first()
-    return prefs or NotificationPreference(user=user)
+    prefs = NotificationPreference.objects.filter(user=user).first() or NotificationPreference(user=user)
+    prefs.user = user  # the transports ask prefs.user: the person at hand, not a second query for them
+    return prefs
 
 
 def wanted(event: AlertEvent) -> list[tuple]:
-    """(person, transport, webhook, deliver_after) for everyone who hears about this event; deliver_after
+    """(person, transport, destination, deliver_after) for everyone who hears about this event; deliver_after
     holds an email or webhook message for the person's digest or past their quiet hours."""
     if not AlertEventKind(event.kind).notifies or is_delivered_notice(event):
         return []
@@ -71,11 +79,11 @@ def wanted(event: AlertEvent) -> list[tuple]:
     found = []
     for user in audience(event):
         prefs = preferences_of(user)
-        for kind, hook in channels(user, event, prefs):
+        for kind, destination in channels(event, prefs):
             if kind == TransportKind.IN_APP:
-                found.append((user, kind, hook, None))
+                found.append((user, kind, destination, None))
             elif not is_reopening(event):  # told when it opened; coming back updates it in the app, no new mail
-                found.append((user, kind, hook, timing.release_at(prefs, kind, now)))
+                found.append((user, kind, destination, timing.release_at(prefs, kind, now)))
     return found
 
 
@@ -89,11 +97,22 @@ def dispatch_event(event_pk: int) -> list[Notification]:
         return notify(claim(AlertEvent.objects.filter(created=created)))
 
 
-def dispatch_pending(limit: int = 1000) -> int:
-    """Dispatch every event nobody has claimed yet, in one transaction, so that the alerts of one change
-    are grouped before anything is sent."""
+def dispatch_pending(limit: int = 1000, before: datetime | None = None) -> int:
+    """Dispatch every event nobody has claimed yet (stored before `before`, if given), in one transaction,
+    so that the alerts of one change are grouped before anything is sent."""
+    events = AlertEvent.objects.all() if before is None else AlertEvent.objects.filter(created__lt=before)
     with transaction.atomic():
-        return len(notify(claim(AlertEvent.objects.all(), limit)))
+        return len(notify(claim(events, limit)))
+
+
+# A hand-off is one broker hop; an event still unclaimed this long after it was stored lost its hand-off
+# (the broker was down at commit, a worker died first).
+LOST_AFTER = timedelta(minutes=1)
+
+
+def dispatch_unclaimed(now: datetime) -> int:
+    """The periodic catch-up: dispatch the events whose hand-off was lost."""
+    return dispatch_pending(before=now - LOST_AFTER)
 
 
 def claim(events, limit: int | None = None) -> list[AlertEvent]:
@@ -134,5 +153,8 @@ def dispatch_event_task(event_pk: int) -> int:
     return len(dispatch_event(event_pk))
 
 
-def dispatch_after_commit(event_pk: int) -> None:
-    transaction.on_commit(lambda: dispatch_event_task.delay(event_pk))
+@receiver(events_recorded, dispatch_uid="monitoring.notify.hand_off")
+def hand_off(sender, event_pk: int, **kwargs) -> None:
+    """Events were just committed (an evaluation's, a reclaim's outcome): the central worker tells people now,
+    not a beat period later; a node worker that ended a process never sends anything itself."""
+    dispatch_event_task.delay(event_pk)

@@ -1,10 +1,10 @@
-"""Forms for a person's alert preferences and webhooks."""
+"""The form of a person's alert preferences (each transport with destinations has its own form in its folder)."""
 
 import zoneinfo
 
 from django import forms
 
-from monitoring.notify.models import NotificationPreference, Webhook
+from monitoring.notify.models import NotificationPreference
 
 
 def zone_choices() -> list[tuple[str, str]]:
@@ -63,9 +63,12 @@ class PreferenceForm(forms.ModelForm):
         return data
 
 
-class WebhookForm(forms.ModelForm):
-    url = forms.URLField(max_length=500, assume_scheme="https", label="URL (http:// or https://)")
+class DestinationForm(forms.ModelForm):
+    """Adds one of a person's destinations (a webhook) on the alert settings page, which shows the form with
+    `about`, the person's own in `columns` (field → heading) or `empty` when there are none, and `added`
+    once one is."""
 
-    class Meta:
-        model = Webhook
-        fields = ["name", "url"]
+    about = ""
+    columns = {"name": "Name"}
+    empty = ""
+    added = ""

@@ -24,6 +24,7 @@ from monitoring.alerts.choices import AlertEventKind
 from monitoring.alerts.models import Alert, AlertEvent
 from monitoring.notify.choices import TransportKind
 from monitoring.notify.models import Notification
+from monitoring.notify.transports import destination_kwargs
 
 
 def subject(alert: Alert) -> str:
@@ -46,12 +47,16 @@ def change_key(event: AlertEvent) -> str:
     return f"{group_key(event)}:{event.created.timestamp():.6f}"
 
 
-def channel_key(user_id: int, transport: str, webhook_id: int | None) -> str:
-    return f"{user_id}:{transport}:{webhook_id or '-'}"
+def channel_key(user_id: int, transport: str, destination_id: int | None) -> str:
+    return f"{user_id}:{transport}:{destination_id or '-'}"
 
 
-def dedupe_key(event: AlertEvent, user_id: int, transport: str, webhook_id: int | None) -> str:
-    return f"{channel_key(user_id, transport, webhook_id)}:{change_key(event)}"
+def dedupe_key(event: AlertEvent, user_id: int, transport: str, destination_id: int | None) -> str:
+    return f"{channel_key(user_id, transport, destination_id)}:{change_key(event)}"
+
+
+def pk_of(destination) -> int | None:
+    return destination.pk if destination else None
 
 
 GROUPED_ACROSS = {AlertEventKind.OPENED, AlertEventKind.RESOLVED}
@@ -66,13 +71,17 @@ def window(event: AlertEvent) -> timedelta | None:
     return timedelta(seconds=settings.NOTIFY_GROUP_WINDOW_S)
 
 
-def open_group(event: AlertEvent, user, transport: str, hook) -> Notification | None:
+def open_group(event: AlertEvent, user, transport: str, destination) -> Notification | None:
     """The person's notification of the same change on this channel, from an earlier evaluation, that a new
     alert may still join: its window is open and it is unread (in-app) or unsent (email, webhook)."""
-    prefix = f"{channel_key(user.pk, transport, hook.pk if hook else None)}:{group_key(event)}:"
+    prefix = f"{channel_key(user.pk, transport, pk_of(destination))}:{group_key(event)}:"
     rows = Notification.objects.filter(
-        user=user, transport=transport, webhook=hook, group_until__gt=event.created, dedupe_key__startswith=prefix
-    ).exclude(dedupe_key=dedupe_key(event, user.pk, transport, hook.pk if hook else None))
+        user=user,
+        transport=transport,
+        group_until__gt=event.created,
+        dedupe_key__startswith=prefix,
+        **destination_kwargs(transport, destination),
+    ).exclude(dedupe_key=dedupe_key(event, user.pk, transport, pk_of(destination)))
     rows = rows.filter(read_at=None) if transport == TransportKind.IN_APP else rows.filter(processed=None)
     return rows.order_by("created", "id").first()
 
@@ -89,7 +98,7 @@ def append_alert(rows, alert_id: int) -> None:
 
 
 def record(event: AlertEvent, wanted: list[tuple]) -> list[int]:
-    """Create the notifications of `event` for (person, transport, webhook, deliver_after) tuples; return the
+    """Create the notifications of `event` for (person, transport, destination, deliver_after) tuples; return the
     new ones' ids.
 
     Where one of them already exists for another alert of the same change (this evaluation's, or an
@@ -100,8 +109,8 @@ def record(event: AlertEvent, wanted: list[tuple]) -> list[int]:
     if span is not None and wanted:
         lock(event)
     rows, joined = [], []
-    for user, transport, hook, after in wanted:
-        earlier = open_group(event, user, transport, hook) if span is not None else None
+    for user, transport, destination, after in wanted:
+        earlier = open_group(event, user, transport, destination) if span is not None else None
         if earlier is not None:
             joined.append(earlier.pk)
             continue
@@ -111,10 +120,10 @@ def record(event: AlertEvent, wanted: list[tuple]) -> list[int]:
                 event=event,
                 user=user,
                 transport=transport,
-                webhook=hook,
-                dedupe_key=dedupe_key(event, user.pk, transport, hook.pk if hook else None),
+                dedupe_key=dedupe_key(event, user.pk, transport, pk_of(destination)),
                 deliver_after=max(after, until) if after is not None and until is not None else after,
                 group_until=until,
+                **destination_kwargs(transport, destination),
             )
         )
     append_alert(Notification.objects.filter(pk__in=joined).exclude(event__alert_id=event.alert_id), event.alert_id)

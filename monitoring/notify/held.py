@@ -1,6 +1,7 @@
 """Messages held for a digest or past quiet hours: once due, one message per person and channel.
 
-Beat runs `send_held_notifications` every NOTIFY_HELD_CHECK_S. A group is claimed with the same
+Beat runs `send_held_notifications` every NOTIFY_HELD_CHECK_S (it first dispatches the alert events whose
+hand-off was lost, monitoring/notify/dispatch.py). A group is claimed with the same
 compare-and-set as a single delivery (processed is set under a row lock that others skip), so two
 workers never send it twice; a transient failure releases the claim and holds the group again after a
 backoff. A digest channel whose period has closed also lists its person's underused GPUs
@@ -22,19 +23,28 @@ from django.utils import timezone
 from monitoring.notify import digests, underused
 from monitoring.notify.choices import Delivery, NotificationStatus, TransportKind
 from monitoring.notify.deliver import backoff, deliver, deliver_notification
-from monitoring.notify.models import Notification, NotificationPreference, Webhook
+from monitoring.notify.dispatch import dispatch_unclaimed
+from monitoring.notify.models import Notification, NotificationPreference
 from monitoring.notify.timing import zone_of
-from monitoring.notify.transports import TransportError, transport_for
+from monitoring.notify.transports import (
+    TransportError,
+    destination_kinds,
+    destination_kwargs,
+    destination_model,
+    transport_for,
+)
 
-Channel = tuple[int, str, int | None]  # person, transport, webhook
+Channel = tuple[int, str, int | None]  # person, transport, destination (a webhook's id)
 
 
 def due_groups(now: datetime) -> dict[Channel, list[int]]:
     """The held notifications that are due, per channel, and the digest channels owed an underused list."""
     due = Notification.objects.filter(processed=None, status=NotificationStatus.PENDING, deliver_after__lte=now)
     groups = defaultdict(list)
-    for pk, user, transport, hook in due.order_by("created", "id").values_list("pk", "user", "transport", "webhook"):
-        groups[(user, transport, hook)].append(pk)
+    for pk, user, transport, *destinations in due.order_by("created", "id").values_list(
+        "pk", "user", "transport", *destination_kinds()
+    ):
+        groups[(user, transport, next((d for d in destinations if d is not None), None))].append(pk)
     for channel in underused.channels_owed(now):
         groups.setdefault(channel, [])
     return dict(groups)
@@ -45,7 +55,7 @@ def claim(pks: list[int], now: datetime) -> list[Notification]:
         free = Notification.objects.filter(pk__in=pks, processed=None).select_for_update(skip_locked=True)
         mine = list(free.values_list("pk", flat=True))
         Notification.objects.filter(pk__in=mine).update(processed=now)
-    rows = Notification.objects.filter(pk__in=mine).select_related("event__alert", "user", "webhook")
+    rows = Notification.objects.filter(pk__in=mine).select_related("event__alert", "user", *destination_kinds())
     return list(rows.order_by("created", "id"))
 
 
@@ -56,9 +66,10 @@ def why_held(prefs: NotificationPreference, transport: str) -> str:
 
 def stand_in(channel: Channel) -> Notification:
     """An unsaved notification naming the channel, for a transport sending underused GPUs alone."""
-    user_id, transport, hook_id = channel
-    hook = Webhook.objects.get(pk=hook_id) if hook_id else None
-    return Notification(user=get_user_model().objects.get(pk=user_id), transport=transport, webhook=hook)
+    user_id, transport, destination_id = channel
+    destination = destination_model(transport).objects.get(pk=destination_id) if destination_id else None
+    person = get_user_model().objects.get(pk=user_id)
+    return Notification(user=person, transport=transport, **destination_kwargs(transport, destination))
 
 
 def send_group(channel: Channel, pks: list[int], now: datetime) -> str:
@@ -128,4 +139,6 @@ def send_held(now: datetime | None = None) -> int:
 
 @shared_task(name="monitoring.tasks.send_held_notifications", ignore_result=True)
 def send_held_notifications() -> int:
+    """Beat's look at what is owed: events whose hand-off was lost first, then every held message due."""
+    dispatch_unclaimed(timezone.now())
     return send_held()

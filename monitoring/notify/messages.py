@@ -1,4 +1,4 @@
-"""The words of a notification, shared by every transport."""
+"""The words of a notification, shared by every transport (a webhook's JSON is in its folder, payload.py)."""
 
 from django.conf import settings
 from django.urls import reverse
@@ -55,41 +55,3 @@ def body(event: AlertEvent, others: list[Alert] = ()) -> str:
         f"Details: {alert_url(event)}",
     ]
     return "\n".join(line for line in lines).strip() + "\n"
-
-
-def slack_escape(text: str) -> str:
-    """Slack reads `<…>` as links and mentions (`<!channel>`) and `&` as the start of an entity; these three
-    are escaped, as Slack asks, so a process name is shown as written and pings nobody."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def slack_text(event: AlertEvent, others: list[Alert] = ()) -> str:
-    detail = (event.reason or event.alert.message) if event.kind == AlertEventKind.OPENED else event.reason
-    also = "".join(f"\n• <{url_of(o.pk)}|{slack_escape(o.title)}>" for o in others)
-    title = slack_escape(headline(event, len(others)))
-    return f"*{title}*\n{slack_escape(detail)}{also}\n<{alert_url(event)}|Open in GPU Fleet>"
-
-
-def payload(event: AlertEvent, others: list[Alert] = ()) -> dict:
-    """The webhook body: Slack-compatible `text` plus the alert as data (and the others of a grouped change)."""
-    alert = event.alert
-    return {
-        "text": slack_text(event, others),
-        "also": [{"id": o.pk, "title": o.title, "url": url_of(o.pk)} for o in others],
-        "event": {"id": event.id, "kind": event.kind, "reason": event.reason, "created": event.created.isoformat()},
-        "alert": {
-            "id": alert.id,
-            "kind": alert.kind,
-            "severity": alert.severity,
-            "status": alert.status,
-            "title": alert.title,
-            "message": alert.message,
-            "owner": alert.owner.get_username() if alert.owner else None,
-            "project": alert.project.name if alert.project else None,
-            "node": alert.details.get("node"),
-            "gpu": alert.details.get("gpu"),
-            "opened_at": alert.opened_at.isoformat(),
-            "resolved_at": alert.resolved_at.isoformat() if alert.resolved_at else None,
-            "url": alert_url(event),
-        },
-    }

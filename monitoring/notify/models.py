@@ -1,57 +1,49 @@
-"""Notifications of alert events, each person's delivery preferences and their webhooks."""
+"""Notifications of alert events and each person's delivery preferences.
+
+A transport's destinations (a person's webhooks) are its own models, in its folder; the registry imports
+them, and each gets its field on Notification and UnderusedReported (monitoring/notify/transports).
+"""
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
-from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
 from monitoring.alerts.choices import AlertSeverity
 from monitoring.alerts.models import AlertEvent
-from monitoring.notify import signing, transports
+from monitoring.notify import transports
 from monitoring.notify.choices import Delivery, NotificationStatus, TransportKind
-from monitoring.notify.targets import validate_public_url
 
 
 def default_zone_name() -> str:
     return settings.TIME_ZONE
 
 
-def new_webhook_secret() -> str:
-    return signing.new_secret()
+def destination_fields(related_name: str) -> dict[str, models.ForeignKey]:
+    """One field per transport with destinations, named after its kind, set only on that kind's rows."""
+    return {
+        kind: models.ForeignKey(
+            transports.destination_model(kind),
+            on_delete=models.CASCADE,
+            null=True,
+            blank=True,
+            related_name=related_name,
+        )
+        for kind in transports.destination_kinds()
+    }
 
 
-class Webhook(models.Model):
-    """An HTTP endpoint that receives a person's alerts as signed JSON (Slack-compatible `text`)."""
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhooks")
-    name = models.CharField(max_length=100)
-    url = models.URLField(
-        max_length=500,
-        validators=[
-            URLValidator(schemes=["http", "https"], message="Enter an http:// or https:// URL."),
-            validate_public_url,
-        ],
-    )
-    secret = models.CharField(
-        max_length=100,
-        default=new_webhook_secret,
-        help_text="Signs each delivery (Standard Webhooks, HMAC-SHA256); keep it private.",
-    )
-    active = models.BooleanField(default=True)
-    created = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["name"]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(url__startswith="http://") | Q(url__startswith="https://"), name="webhook_url_is_http"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.name} → {self.url}"
+def destination_matches_transport(prefix: str) -> list[models.CheckConstraint]:
+    """A row of a kind with destinations names one of them; no other row names any."""
+    return [
+        models.CheckConstraint(
+            condition=Q(transport=kind, **{f"{kind}__isnull": False})
+            | (~Q(transport=kind) & Q(**{f"{kind}__isnull": True})),
+            name=f"{prefix}_{kind}_matches_transport",
+        )
+        for kind in transports.destination_kinds()
+    ]
 
 
 class NotificationPreference(models.Model):
@@ -93,7 +85,9 @@ class NotificationPreference(models.Model):
         return f"Alert preferences of {self.user}"
 
     def delivery_of(self, transport: str) -> str:
-        return self.webhook_delivery if transport == TransportKind.WEBHOOK else self.email_delivery
+        """When this person's messages through `transport` go out; a transport without the choice sends at once."""
+        field = transports.transport_class(transport).delivery_field
+        return getattr(self, field) if field else Delivery.IMMEDIATELY
 
 
 class Notification(models.Model):
@@ -102,7 +96,7 @@ class Notification(models.Model):
     event = models.ForeignKey(AlertEvent, on_delete=models.CASCADE, related_name="notifications")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
     transport = models.CharField(max_length=16, choices=transports.choices)
-    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, null=True, blank=True, related_name="notifications")
+    locals().update(destination_fields("notifications"))
     status = models.CharField(max_length=16, choices=NotificationStatus.choices, default=NotificationStatus.PENDING)
     created = models.DateTimeField(default=timezone.now)
     processed = models.DateTimeField(null=True, blank=True, help_text="When a worker claimed it.")
@@ -136,15 +130,11 @@ class Notification(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["dedupe_key"], name="notification_once_per_change"),
             models.UniqueConstraint(
-                fields=["event", "user", "transport", "webhook"],
+                fields=["event", "user", "transport", *transports.destination_kinds()],
                 nulls_distinct=False,
                 name="notification_once_per_event_person_channel",
             ),
-            models.CheckConstraint(
-                condition=Q(transport=TransportKind.WEBHOOK, webhook__isnull=False)
-                | (~Q(transport=TransportKind.WEBHOOK) & Q(webhook__isnull=True)),
-                name="notification_webhook_matches_transport",
-            ),
+            *destination_matches_transport("notification"),
         ]
         indexes = [
             models.Index(fields=["deliver_after"], condition=Q(processed__isnull=True), name="notification_held"),
@@ -167,15 +157,18 @@ class Notification(models.Model):
     def status_colour(self) -> str:
         return NotificationStatus(self.status).colour
 
+    @property
+    def destination(self):
+        """What it was sent to (one of a person's webhooks), for a transport with destinations; else None."""
+        return getattr(self, self.transport) if self.transport in transports.destination_kinds() else None
+
 
 class UnderusedReported(models.Model):
     """How far one person's digest channel has been told about their underused GPUs (monitoring/notify/underused.py)."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="underused_reported")
     transport = models.CharField(max_length=16, choices=transports.choices)
-    webhook = models.ForeignKey(
-        Webhook, on_delete=models.CASCADE, null=True, blank=True, related_name="underused_reported"
-    )
+    locals().update(destination_fields("underused_reported"))
     until = models.DateTimeField(null=True, blank=True, help_text="The end of the last period its digest listed.")
     attempts = models.PositiveSmallIntegerField(default=0, help_text="Failed tries of the current period's digest.")
     error = models.TextField(blank=True)
@@ -183,7 +176,9 @@ class UnderusedReported(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["user", "transport", "webhook"], nulls_distinct=False, name="underused_told_once_per_channel"
+                fields=["user", "transport", *transports.destination_kinds()],
+                nulls_distinct=False,
+                name="underused_told_once_per_channel",
             )
         ]
 

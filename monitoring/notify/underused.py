@@ -17,10 +17,9 @@ from fleet.localtime import as_utc
 from monitoring.alerts.choices import IdleStretchKind
 from monitoring.alerts.models import IdleStretch
 from monitoring.costs.stretches import UnderusedProcess, underused
-from monitoring.notify.choices import TransportKind
 from monitoring.notify.models import Notification, NotificationPreference, UnderusedReported
 from monitoring.notify.timing import PERIODS, is_quiet, last_period_end, zone_of
-from monitoring.notify.transports import TransportError
+from monitoring.notify.transports import TransportError, destination_id_kwargs, destination_id_of, transport_classes
 
 LOOK_BACK = timedelta(days=1)  # a channel's first digest, or one after a pause, reaches back this far
 
@@ -46,13 +45,11 @@ def owed_until(prefs: NotificationPreference, transport: str, now: datetime) -> 
 
 
 def digest_channels(prefs: NotificationPreference) -> list[tuple[int, str, int | None]]:
-    """(person, transport, webhook) of each channel the person takes as a digest."""
+    """(person, transport, destination) of each channel the person takes as a digest."""
     found = []
-    if prefs.email and prefs.user.email and prefs.email_delivery in PERIODS:
-        found.append((prefs.user_id, TransportKind.EMAIL, None))
-    if prefs.webhooks and prefs.webhook_delivery in PERIODS:
-        hooks = prefs.user.webhooks.filter(active=True).values_list("pk", flat=True)
-        found += [(prefs.user_id, TransportKind.WEBHOOK, pk) for pk in hooks]
+    for kind, transport in transport_classes():
+        if prefs.delivery_of(kind) in PERIODS:
+            found += [(prefs.user_id, kind, d.pk if d else None) for d in transport.reaches(prefs)]
     return found
 
 
@@ -61,7 +58,7 @@ def channels_owed(now: datetime) -> list[tuple[int, str, int | None]]:
     (and whose held messages are not waiting to be retried: the list goes with them)."""
     owners = IdleStretch.objects.filter(kind=IdleStretchKind.UNDERUSED, until__gt=now - LOOK_BACK, owner__isnull=False)
     people = NotificationPreference.objects.filter(user__in=owners.values("owner_id"), user__is_active=True)
-    marks = {(m.user_id, m.transport, m.webhook_id): m.until for m in UnderusedReported.objects.all()}
+    marks = {(m.user_id, m.transport, destination_id_of(m)): m.until for m in UnderusedReported.objects.all()}
     owed = []
     for prefs in people.select_related("user"):
         for key in digest_channels(prefs):
@@ -73,19 +70,20 @@ def channels_owed(now: datetime) -> list[tuple[int, str, int | None]]:
 
 
 def retrying(key: tuple[int, str, int | None], now: datetime) -> bool:
-    user_id, transport, hook_id = key
-    held = Notification.objects.filter(user_id=user_id, transport=transport, webhook_id=hook_id, processed=None)
+    user_id, transport, destination_id = key
+    channel = destination_id_kwargs(transport, destination_id)
+    held = Notification.objects.filter(user_id=user_id, transport=transport, processed=None, **channel)
     return held.filter(deliver_after__gt=now, attempts__gt=0).exists()
 
 
 def claim(key: tuple[int, str, int | None], prefs: NotificationPreference, now: datetime) -> Told | None:
     """Move the channel's mark to the end of its closed period, inside the caller's transaction; None when
     there is no such period or it was told already."""
-    user_id, transport, hook_id = key
+    user_id, transport, destination_id = key
     until = owed_until(prefs, transport, now)
     if until is None:
         return None
-    where = {"user_id": user_id, "transport": transport, "webhook_id": hook_id}
+    where = {"user_id": user_id, "transport": transport, **destination_id_kwargs(transport, destination_id)}
     UnderusedReported.objects.bulk_create([UnderusedReported(**where)], ignore_conflicts=True)
     mark = UnderusedReported.objects.select_for_update().get(**where)
     if mark.until is not None and mark.until >= until:

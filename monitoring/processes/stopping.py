@@ -19,7 +19,7 @@ from django.utils import timezone
 from fleet.celery import node_queue
 from inventory.models import GPU
 from monitoring.alerts.choices import ReclaimStatus
-from monitoring.alerts.reclaim import RUN_STOP_MARGIN_S, end_with_run, signal_process, unfinished_run
+from monitoring.alerts.ending import RUN_STOP_MARGIN_S, end_with_run, signal_process, unfinished_run
 from monitoring.processes.models import ProcessStop
 from monitoring.processes.owners import ProcessOwners, believed_run
 from training.cancel import CancelRefused, ask_to_stop

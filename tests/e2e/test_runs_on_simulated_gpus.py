@@ -19,7 +19,7 @@ from playwright.sync_api import expect
 
 from inventory.models import GPU
 from inventory.nodes import add_node
-from monitoring.alerts.rules.idle import IdleProcessRule
+from monitoring.alerts.rules.idle.rule import IdleProcessRule
 from monitoring.costs.models import UsageHour
 from monitoring.costs.rollup import rollup_usage
 from reservations.models import Reservation, ReservationEvent

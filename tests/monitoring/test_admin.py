@@ -5,7 +5,8 @@ from django.urls import reverse
 
 from monitoring.alerts.models import Alert, IdlePolicy, IdleStretch, Reclaim, ReclaimExemption
 from monitoring.costs.models import UsageHour, UserBudget
-from monitoring.notify.models import Notification, NotificationPreference, Webhook
+from monitoring.notify.models import Notification, NotificationPreference
+from monitoring.notify.transports.webhook.models import Webhook
 from tests.support.alerts import open_alert
 
 MODELS = [

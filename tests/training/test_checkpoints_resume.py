@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from monitoring.alerts.choices import AlertKind, ReclaimStatus
 from monitoring.alerts.models import Alert, Reclaim
-from monitoring.alerts.reclaim import end_process
+from monitoring.alerts.rules.idle.reclaim import end_process
 from reservations.booking import preempt
 from reservations.models import Reservation
 from tests.support.node_workers import run_processes, wait_until_no_run_processes

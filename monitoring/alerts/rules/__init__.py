@@ -1,1 +1,1 @@
-"""The alert rules; each has a `kind` and `evaluate(now, open_alerts) -> RuleResult`."""
+"""The alert rules: one module (or folder) per rule family, each a `Rule` (base.py) listed in `engine.RULES`."""

@@ -16,8 +16,8 @@ from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
 from monitoring.alerts.policies import PolicyBook, policy_book
-from monitoring.alerts.rules.idle import stale_after
-from monitoring.alerts.windows import gpu_util_windows
+from monitoring.alerts.rules.base import Rule
+from monitoring.alerts.windows import gpu_util_windows, stale_after
 from monitoring.processes.owners import owners_by_os_username
 from reservations.choices import ReservationEventKind, ReservationStatus
 from reservations.models import Reservation, ReservationEvent
@@ -27,7 +27,7 @@ def active_now(now: datetime) -> QuerySet:
     return Reservation.objects.filter(status=ReservationStatus.ACTIVE, start__lte=now, end__gt=now)
 
 
-class BookingIdleRule:
+class BookingIdleRule(Rule):
     """A GPU booked right now whose holder runs nothing there while it sits under the idle threshold."""
 
     kind = AlertKind.BOOKING_IDLE
@@ -106,7 +106,7 @@ def booking_resolutions(open_alerts: list[Alert], active_ids: set[int], judged: 
     return reasons
 
 
-class SquattingRule:
+class SquattingRule(Rule):
     """Someone's process on a GPU another researcher booked: one alert for the squatter, one for the holder."""
 
     kind = AlertKind.SQUATTING
@@ -160,7 +160,7 @@ def squatting_findings(event: ReservationEvent, owners: dict) -> list[Finding]:
     return [for_squatter, for_holder]
 
 
-class BookingNoticeRule:
+class BookingNoticeRule(Rule):
     """Preempted, released or changed bookings become alerts in the holder's notification center."""
 
     kind = AlertKind.BOOKING_NOTICE

@@ -15,6 +15,7 @@ from inventory.models import Project
 from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
+from monitoring.alerts.rules.base import Rule
 from monitoring.costs.forecast import forecast, month_bounds, recent_start
 from monitoring.costs.models import UserBudget
 from monitoring.costs.queries import recent_by, spent_by
@@ -77,7 +78,7 @@ def threshold_of(key: str) -> int:
     return int(key.rsplit(":", 1)[1])
 
 
-class BudgetRule:
+class BudgetRule(Rule):
     """Raises the highest newly crossed threshold per budget and month."""
 
     kind = KIND

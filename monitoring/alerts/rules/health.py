@@ -14,8 +14,8 @@ from monitoring.agent.metrics import CLOCKS_EVENT_REASONS, reasons_names
 from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.gpu_rows import GpuRow, gpu_rows
-from monitoring.alerts.rules.idle import stale_after
-from monitoring.alerts.windows import bounds, rolled_until
+from monitoring.alerts.rules.base import Rule
+from monitoring.alerts.windows import bounds, rolled_until, stale_after
 
 # Thermal slowdowns and hardware brakes; the software power cap is left out on purpose: a GPU at full
 # load sitting on its power limit is working as designed.
@@ -52,7 +52,7 @@ def recent_health(start: datetime, end: datetime) -> dict[int, tuple]:
         return {row[0]: row[1:] for row in cursor.fetchall()}
 
 
-class HealthRule:
+class HealthRule(Rule):
     """Temperature, throttling and ECC alerts for admins, one per GPU and condition."""
 
     kinds = [AlertKind.GPU_TEMPERATURE, AlertKind.GPU_THROTTLING, AlertKind.GPU_ECC]

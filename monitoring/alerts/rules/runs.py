@@ -11,6 +11,7 @@ from django.conf import settings
 from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
+from monitoring.alerts.rules.base import Rule
 from training.choices import RunStatus
 from training.costs import run_cost, run_seconds, seconds_per_epoch
 from training.models import Run
@@ -29,7 +30,7 @@ def expected_seconds(run: Run, medians: dict) -> tuple[float | None, int]:
     return (None, 0) if per_epoch is None else (per_epoch * epochs, count)
 
 
-class RunOverdueRule:
+class RunOverdueRule(Rule):
     """Tells a run's owner when it runs much longer than runs like it did."""
 
     kind = KIND

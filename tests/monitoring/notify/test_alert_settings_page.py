@@ -3,7 +3,8 @@
 import pytest
 from rest_framework.test import APIClient
 
-from monitoring.notify.models import NotificationPreference, Webhook
+from monitoring.notify.models import NotificationPreference
+from monitoring.notify.transports.webhook.models import Webhook
 
 
 @pytest.mark.parametrize("url", ["ftp://example.org/hook", "javascript:alert(1)", "file:///etc/passwd", "not a url"])

@@ -14,8 +14,9 @@ from monitoring.alerts.models import IdleStretch
 from monitoring.notify.choices import Delivery, NotificationStatus, TransportKind
 from monitoring.notify.dispatch import dispatch_pending
 from monitoring.notify.held import send_held, send_held_notifications
-from monitoring.notify.models import Notification, NotificationPreference, UnderusedReported, Webhook
+from monitoring.notify.models import Notification, NotificationPreference, UnderusedReported
 from monitoring.notify.timing import release_at
+from monitoring.notify.transports.webhook.models import Webhook
 from tests.support.alerts import Receiver, open_alert
 from tests.support.telemetry import add_gpu
 from tests.support.workers import wait_for

@@ -4,12 +4,15 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from monitoring.alerts import lifecycle
+from monitoring.alerts import engine, lifecycle
 from monitoring.alerts.choices import AlertEventKind, AlertKind
 from monitoring.alerts.models import AlertEvent
+from monitoring.notify import dispatch
 from monitoring.notify.choices import TransportKind
 from monitoring.notify.dispatch import dispatch_event, dispatch_pending
+from monitoring.notify.held import send_held_notifications
 from monitoring.notify.models import Notification, NotificationPreference
+from tests.monitoring.alerts.test_outbox import HotGpuRule
 from tests.support.alerts import open_alert
 
 
@@ -72,3 +75,27 @@ def test_resolutions_are_emailed_only_to_those_who_asked(cast):
         "alice",
         "bob",
     }
+
+
+def test_an_evaluation_tells_people_right_after_it_commits_and_only_once(
+    cast, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(engine, "RULES", [HotGpuRule()])
+    monkeypatch.setattr(dispatch.dispatch_event_task, "delay", dispatch.dispatch_event_task)  # the worker, inline
+    for _ in range(2):  # the second evaluation finds the GPU still hot: nothing new to tell
+        with django_capture_on_commit_callbacks(execute=True):
+            engine.evaluate()
+    (alert,) = AlertEvent.objects.values_list("alert", flat=True)
+    rows = Notification.objects.filter(event__alert=alert).values_list("user__username", "transport")
+    assert sorted(rows) == [("root", "email"), ("root", "inapp")]
+
+
+def test_the_periodic_look_dispatches_events_whose_hand_off_was_lost(cast, clock):
+    lost = open_alert(owner=cast["owner"])  # stored, and never handed off
+    clock.shift(dispatch.LOST_AFTER / 2)
+    send_held_notifications()
+    assert told(lost) == set()  # its hand-off may still be on its way
+    clock.shift(dispatch.LOST_AFTER)
+    send_held_notifications()
+    assert told(lost) == {"alice"} and told(lost, TransportKind.EMAIL) == {"alice"}
+    assert dispatch_pending() == 0

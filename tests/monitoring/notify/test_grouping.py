@@ -15,8 +15,9 @@ from monitoring.alerts.models import AlertEvent
 from monitoring.notify.choices import NotificationStatus, TransportKind
 from monitoring.notify.dispatch import dispatch_event_task, dispatch_pending
 from monitoring.notify.held import send_held, send_held_notifications
-from monitoring.notify.models import Notification, Webhook
+from monitoring.notify.models import Notification
 from monitoring.notify.serializers import NotificationSerializer
+from monitoring.notify.transports.webhook.models import Webhook
 from tests.support.alerts import Receiver, open_alert
 from tests.support.monitoring import T0
 from tests.support.telemetry import add_gpu

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from inventory.models import GPU, Node
-from monitoring.alerts.rules.idle import candidates_of
+from monitoring.alerts.rules.idle.rule import candidates_of
 from monitoring.costs.models import UsageHour
 from monitoring.costs.rollup import rollup_usage
 from monitoring.ingest.validation import FrameError, check_samples

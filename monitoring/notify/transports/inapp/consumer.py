@@ -6,9 +6,9 @@ from django.utils import timezone
 
 from fleet.websocket import EventLoopDispatch, JsonTextFrames
 from monitoring.notify.choices import TransportKind
-from monitoring.notify.groups import notifications_group
-from monitoring.notify.live import unread_count
 from monitoring.notify.models import Notification
+from monitoring.notify.transports.inapp.groups import notifications_group
+from monitoring.notify.transports.inapp.live import unread_count
 
 NOT_LOGGED_IN = 4401
 

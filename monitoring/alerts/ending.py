@@ -1,17 +1,17 @@
-"""On the node worker: end one idle process, but only if its pid still names the same process."""
+"""Ending one GPU process on its node, but only while its pid still names the same process.
+
+Shared by idle reclaim (monitoring/alerts/rules/idle/reclaim.py) and the process table's End
+(monitoring/processes/stopping.py); both record the outcome on an `EndedProcess` row.
+"""
 
 import time
 
 import psutil
-from celery import shared_task
 from django.conf import settings
-from django.db import transaction
-from django.utils import timezone
 
-from monitoring.alerts.choices import AlertEventKind, ReclaimStatus
-from monitoring.alerts.models import AlertEvent, EndedProcess, Reclaim
-from monitoring.notify.dispatch import dispatch_after_commit
-from training.cancel import CancelRefused, ask_to_stop
+from monitoring.alerts.choices import ReclaimStatus
+from monitoring.alerts.models import EndedProcess
+from training.cancel import CancelRefused
 from training.choices import RunStatus
 from training.models import Run
 
@@ -19,22 +19,6 @@ START_TIME_TOLERANCE_S = 2.0
 # Beyond the run's grace period: the node worker notices the stop request within a flush or two.
 RUN_STOP_MARGIN_S = 30.0
 POLL_S = 0.1
-
-
-def end_process(reclaim_pk: int) -> str:
-    """Signal the process of one reclaim (SIGTERM, then SIGKILL after its grace period); record how it went."""
-    if not Reclaim.objects.filter(pk=reclaim_pk, status=ReclaimStatus.REQUESTED, signalled_at=None).update(
-        signalled_at=timezone.now()
-    ):
-        return "claimed elsewhere"
-    reclaim = Reclaim.objects.select_related("alert").get(pk=reclaim_pk)
-    try:
-        run = run_of(reclaim)
-        status, error = stop_run(reclaim, run) if run is not None else signal_process(reclaim)
-    except Exception as exc:  # whatever happens, the reclaim row says how it ended
-        status, error = ReclaimStatus.FAILED, f"{type(exc).__name__}: {exc}"
-    record(reclaim, status, error)
-    return status
 
 
 def signal_process(reclaim: EndedProcess) -> tuple[str, str]:
@@ -56,24 +40,12 @@ def signal_process(reclaim: EndedProcess) -> tuple[str, str]:
         return ReclaimStatus.FAILED, f"The node worker may not signal pid {reclaim.pid} ({reclaim.os_user})."
 
 
-def run_of(reclaim: Reclaim) -> Run | None:
-    """The unfinished fleet run the idle process belongs to (the idle rule believed its claim), if any."""
-    run_id = (reclaim.alert.details or {}).get("run_id")
-    return unfinished_run(run_id) if isinstance(run_id, int) else None
-
-
 def unfinished_run(run_id: int | None) -> Run | None:
     """The fleet run a process belongs to while that run is still going (a finished run's leftover is just a
     process); also for ending one process on request (monitoring/processes/stopping.py)."""
     if run_id is None:
         return None
     return Run.objects.filter(pk=run_id, status__in=RunStatus.unfinished()).first()
-
-
-def stop_run(reclaim: Reclaim, run: Run) -> tuple[str, str]:
-    """A run's process is ended the way a cancel ends it: the whole run is asked to stop (and checkpoints)."""
-    reason = f"Stopped: its GPU sat idle and was reclaimed (alert #{reclaim.alert_id})."
-    return end_with_run(reclaim, run, ask=lambda: ask_to_stop(run, None, reason))
 
 
 def end_with_run(row: EndedProcess, run: Run, ask=None) -> tuple[str, str]:
@@ -122,30 +94,3 @@ def wait_gone(process: psutil.Process, timeout_s: float) -> bool:
             return True
         time.sleep(POLL_S)
     return False
-
-
-def record(reclaim: Reclaim, status: str, error: str) -> None:
-    ended = status in (ReclaimStatus.TERMINATED, ReclaimStatus.KILLED)
-    with transaction.atomic():
-        reclaim.status, reclaim.error, reclaim.finished_at = status, error, timezone.now()
-        reclaim.save(update_fields=["status", "error", "finished_at"])
-        how = "SIGTERM" if status == ReclaimStatus.TERMINATED else "SIGKILL"
-        what = f"pid {reclaim.pid} ({reclaim.cmdline or 'no command line'}) of {reclaim.os_user or 'an unknown user'}"
-        reason = f"{what} ended by {how}." if ended else f"{what} was not ended: {error}"
-        evt = AlertEvent.objects.create(
-            alert=reclaim.alert,
-            kind=AlertEventKind.RECLAIMED if ended else AlertEventKind.RECLAIM_FAILED,
-            old_status=reclaim.alert.status,
-            new_status=reclaim.alert.status,
-            reason=reason,
-        )
-        dispatch_after_commit(evt.pk)
-
-
-TIME_LIMIT_S = max(settings.RECLAIM_GRACE_S, settings.RUN_CANCEL_GRACE_S + RUN_STOP_MARGIN_S) + 60
-
-
-@shared_task(name="monitoring.tasks.reclaim_process", ignore_result=True, soft_time_limit=TIME_LIMIT_S)
-def reclaim_process(reclaim_pk: int) -> str:
-    """Runs on the node worker (queue node.<hostname>): end an idle process after checking it is the same one."""
-    return end_process(reclaim_pk)

@@ -15,7 +15,7 @@ from monitoring.alerts import lifecycle
 from monitoring.alerts.choices import AlertEventKind
 from monitoring.alerts.models import Alert, Reclaim, ReclaimExemption
 from monitoring.alerts.policies import policy_book
-from monitoring.alerts.reclaim import reclaim_process
+from monitoring.alerts.rules.idle.reclaim import reclaim_process
 from monitoring.alerts.windows import gpu_util_windows, process_sm_windows
 
 

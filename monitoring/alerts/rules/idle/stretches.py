@@ -19,7 +19,7 @@ from monitoring.costs.rates import rates_by_gpu
 class Sighting:
     """An idle-rule candidate found idle over its whole window, which began at `since`."""
 
-    candidate: object  # monitoring.alerts.rules.idle.Candidate
+    candidate: object  # monitoring.alerts.rules.idle.rule.Candidate
     kind: IdleStretchKind
     since: datetime
 

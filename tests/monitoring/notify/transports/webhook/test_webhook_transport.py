@@ -8,7 +8,8 @@ import pytest
 from monitoring.notify.choices import NotificationStatus, TransportKind
 from monitoring.notify.deliver import deliver
 from monitoring.notify.dispatch import dispatch_event
-from monitoring.notify.models import Notification, Webhook
+from monitoring.notify.models import Notification
+from monitoring.notify.transports.webhook.models import Webhook
 from tests.support.alerts import Receiver, open_alert
 from tests.support.webhooks import documented_verify
 from tests.support.workers import wait_for

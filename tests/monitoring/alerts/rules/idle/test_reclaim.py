@@ -14,7 +14,7 @@ from inventory.models import OsAccount, Project
 from monitoring.alerts import engine
 from monitoring.alerts.choices import AlertEventKind, AlertKind, ReclaimStatus
 from monitoring.alerts.models import Alert, IdlePolicy, Reclaim, ReclaimExemption
-from monitoring.alerts.reclaim import end_process
+from monitoring.alerts.rules.idle.reclaim import end_process
 from monitoring.notify.choices import TransportKind
 from monitoring.notify.dispatch import dispatch_pending
 from monitoring.notify.models import Notification

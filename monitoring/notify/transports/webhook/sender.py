@@ -1,5 +1,5 @@
-"""Webhooks: a JSON POST with a Slack-compatible `text`, signed the Standard Webhooks way
-(monitoring/notify/signing.py), sent only to addresses monitoring/notify/targets.py allows.
+"""Webhooks: a JSON POST with a Slack-compatible `text`, signed the Standard Webhooks way (signing.py),
+sent only to addresses targets.py allows.
 
 5xx answers, timeouts and refused connections are retried; other 4xx answers, redirects and a refused
 target are not.
@@ -12,19 +12,33 @@ import urllib.request
 
 from django.conf import settings
 
-from monitoring.notify import digests, signing
-from monitoring.notify.http import OPENER
-from monitoring.notify.messages import others_of, payload
-from monitoring.notify.targets import RefusedTarget
+from monitoring.notify import digests
+from monitoring.notify.messages import others_of
 from monitoring.notify.transports.base import Transport, TransportError
+from monitoring.notify.transports.webhook import signing
+from monitoring.notify.transports.webhook.admin import WebhookAdmin
+from monitoring.notify.transports.webhook.api import WebhookViewSet
+from monitoring.notify.transports.webhook.forms import WebhookForm
+from monitoring.notify.transports.webhook.http import OPENER
+from monitoring.notify.transports.webhook.payload import digest_payload, event_payload
+from monitoring.notify.transports.webhook.targets import RefusedTarget
 
 
 class WebhookTransport(Transport):
+    delivery_field = "webhook_delivery"
+    form = WebhookForm
+    viewset = WebhookViewSet
+    admin = WebhookAdmin
+
+    @classmethod
+    def reaches(cls, prefs) -> list:
+        return list(prefs.user.webhooks.filter(active=True)) if prefs.webhooks else []
+
     def notify(self, alert) -> None:
-        self.post(payload(self.event, others_of(self.notification)), f"msg_{self.notification.pk}")
+        self.post(event_payload(self.event, others_of(self.notification)), f"msg_{self.notification.pk}")
 
     def notify_digest(self, digest: digests.Digest) -> None:
-        self.post(digests.payload(digest), f"msg_{digest.message_id}")
+        self.post(digest_payload(digest), f"msg_{digest.message_id}")
 
     def post(self, data: dict, message_id: str) -> None:
         webhook = self.notification.webhook

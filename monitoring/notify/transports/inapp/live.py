@@ -5,8 +5,8 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 
 from monitoring.notify.choices import TransportKind
-from monitoring.notify.groups import notifications_group
 from monitoring.notify.models import Notification
+from monitoring.notify.transports.inapp.groups import notifications_group
 
 
 def unread_count(user_id: int) -> int:

@@ -2,25 +2,26 @@
 
 Everything is measured over the window (rolled-up minutes plus raw samples), never read off one snapshot,
 so a data-loader stall shorter than T raises nothing. Only a forgotten process (no real work for hours,
-monitoring/alerts/forgotten.py) is alerted; one that worked in between is underused: recorded as an idle
+monitoring/alerts/rules/idle/forgotten.py) is alerted; one that worked in between is underused: recorded as an idle
 stretch for the underused-GPU report, never alerted, escalated or reclaimed.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 
 from django.db.models import Q
 
 from inventory.models import GPU
-from monitoring.alerts import clearing, forgotten, stretches
 from monitoring.alerts.attribution import Attribution
 from monitoring.alerts.choices import AlertKind, AlertSeverity, IdleStretchKind
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.gpu_rows import GpuRow, gpu_rows
 from monitoring.alerts.models import Alert
 from monitoring.alerts.policies import Thresholds, policy_book
-from monitoring.alerts.stretches import Sighting
+from monitoring.alerts.rules.base import Rule
+from monitoring.alerts.rules.idle import clearing, forgotten, stages, stretches
+from monitoring.alerts.rules.idle.stretches import Sighting
 from monitoring.alerts.windows import (
     WindowStats,
     gpu_util_windows,
@@ -90,22 +91,29 @@ def candidates_of(gpus: list[GpuRow], now: datetime) -> list[Candidate]:
     return found
 
 
-class IdleProcessRule:
+@dataclass
+class IdleResult(RuleResult):
+    """The rule's findings, and every process seen idle over its window (forgotten or underused) for its stretches."""
+
+    sightings: list[Sighting] = field(default_factory=list)
+
+
+class IdleProcessRule(Rule):
     """Finds idle processes and resolves their alerts when they work again, let go of memory, or exit."""
 
     kind = KIND
     escalates = True  # still open after ALERT_ESCALATE_AFTER_H: the admins hear about it
 
-    def evaluate(self, now: datetime, open_alerts: list[Alert]) -> RuleResult:
+    def evaluate(self, now: datetime, open_alerts: list[Alert]) -> IdleResult:
         gpus = load_gpus(open_alerts)
         candidates = candidates_of(gpus, now)
         verdicts = judge(candidates, now)
         idle = [(c, verdicts[c.key][1], window_start(c, now)) for c in candidates if verdicts.get(c.key)]
         underused = forgotten.worked(idle, now)
-        result = RuleResult()
+        result = IdleResult()
         for candidate, basis, since in idle:
             kind = IdleStretchKind.UNDERUSED if candidate.key in underused else IdleStretchKind.FORGOTTEN
-            result.idle_stretches.append(Sighting(candidate, kind, since))
+            result.sightings.append(Sighting(candidate, kind, since))
             if kind == IdleStretchKind.FORGOTTEN:
                 result.findings.append(finding(candidate, verdicts[candidate.key][0], basis, now))
         # An alert whose process is idle over its window right now cannot have cleared: only the others are read.
@@ -113,6 +121,11 @@ class IdleProcessRule:
         unsure = [a for a in open_alerts if a.key not in still_idle]
         result.resolved = clearing.resolutions(unsure, gpus, {c.key: c for c in candidates}, now)
         return result
+
+    def follow_up(self, result: IdleResult, firing: list[Alert], now: datetime) -> None:
+        """Reclaim's next stage for the alerts still firing, then the idle stretches as rows."""
+        stages.advance(firing, now)
+        stretches.record(result.sightings, now)
 
 
 def window_start(candidate: Candidate, now: datetime) -> datetime:

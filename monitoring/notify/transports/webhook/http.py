@@ -1,10 +1,10 @@
-"""An HTTP client for webhook deliveries that connects only to addresses monitoring/notify/targets.py allows,
-follows no redirect and uses no proxy from the environment."""
+"""An HTTP client for webhook deliveries that connects only to addresses targets.py allows, follows no
+redirect and uses no proxy from the environment."""
 
 import http.client
 import urllib.request
 
-from monitoring.notify.targets import connect
+from monitoring.notify.transports.webhook.targets import connect
 
 
 def checked_connection(address, timeout, source_address=None):

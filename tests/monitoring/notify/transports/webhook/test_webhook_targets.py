@@ -5,11 +5,12 @@ import socket
 import pytest
 from rest_framework.test import APIClient
 
-from monitoring.notify import targets
 from monitoring.notify.choices import NotificationStatus, TransportKind
 from monitoring.notify.deliver import deliver
 from monitoring.notify.dispatch import dispatch_event
-from monitoring.notify.models import Notification, Webhook
+from monitoring.notify.models import Notification
+from monitoring.notify.transports.webhook import targets
+from monitoring.notify.transports.webhook.models import Webhook
 from tests.support.alerts import Receiver, open_alert
 
 REFUSED = {

@@ -1,0 +1,1 @@
+"""Email through Django's mail backend."""

@@ -1,0 +1,1 @@
+"""Webhooks: a person's HTTP endpoints, posted signed JSON, reached only at public addresses."""
