@@ -8,3 +8,6 @@ class MonitoringConfig(AppConfig):
     def ready(self) -> None:
         # A burn-in run's end, however it came, stores its health records (training's run_finished signal).
         from monitoring.health import burnin  # noqa: F401
+
+        # Every GPU gets its latest-state row when it is made (latest's post_save receiver).
+        from monitoring.storage import latest  # noqa: F401
