@@ -133,7 +133,7 @@ WHERE r.role <> 'empty'
 def write_telemetry(roles: dict[int, str], now: datetime, interval: int) -> float:
     from django.db import connection, transaction
 
-    from inventory.models import GPU
+    from monitoring.models import GPUState
     from monitoring.storage import partitions, rollups
 
     begin = time.perf_counter()
@@ -147,14 +147,8 @@ def write_telemetry(roles: dict[int, str], now: datetime, interval: int) -> floa
         cursor.execute(SAMPLES_SQL, params)
         cursor.execute(PROCESSES_SQL, params)
     last = datetime.fromtimestamp(params["end"] - interval, tz=UTC)
-    gpus = list(GPU.objects.all())
-    for gpu in gpus:
-        latest_state(gpu, roles[gpu.id], last, params["started"])
-    GPU.objects.bulk_update(
-        gpus,
-        ["last_sample_at", "util_gpu", "temp_c", "clocks_event_reasons", "ecc_volatile", "mem_used_mib", "processes"],
-        batch_size=500,
-    )
+    states = [latest_state(gpu_id, roles[gpu_id], last, params["started"]) for gpu_id in roles]
+    GPUState.objects.bulk_create(states, batch_size=500)
     for _ in range(20):  # a first run starts at the retention horizon and does a few hours at a time
         rollups.rollup_minutes(now)
     with connection.cursor() as cursor:
@@ -164,26 +158,29 @@ def write_telemetry(roles: dict[int, str], now: datetime, interval: int) -> floa
     return time.perf_counter() - begin
 
 
-def latest_state(gpu, role: str, last: datetime, started: int) -> None:
-    gpu.last_sample_at, gpu.ecc_volatile = last, 0
-    gpu.util_gpu = 0 if role in ("forgotten", "empty", "serving") else 92
-    gpu.temp_c = 88 if role == "hot" else 60
-    gpu.clocks_event_reasons = 32 if role == "hot" else 0
-    gpu.mem_used_mib = 4 if role == "empty" else 60000
-    gpu.processes = (
-        []
-        if role == "empty"
-        else [
-            {
-                "pid": 10000 + gpu.id,
-                "user": f"os{gpu.id % USERS:02d}",
-                "name": "python",
-                "cmdline": "python train.py",
-                "mem_used_mib": 59000,
-                "sm_util": gpu.util_gpu,
-                "started_at": started,
-            }
-        ]
+def latest_state(gpu_id: int, role: str, last: datetime, started: int):
+    """The GPU's latest state as the ingest would have left it after the loaded hour."""
+    from monitoring.models import GPUState
+
+    util = 0 if role in ("forgotten", "empty", "serving") else 92
+    process = {
+        "pid": 10000 + gpu_id,
+        "user": f"os{gpu_id % USERS:02d}",
+        "name": "python",
+        "cmdline": "python train.py",
+        "mem_used_mib": 59000,
+        "sm_util": util,
+        "started_at": started,
+    }
+    return GPUState(
+        gpu_id=gpu_id,
+        last_sample_at=last,
+        ecc_volatile=0,
+        util_gpu=util,
+        temp_c=88 if role == "hot" else 60,
+        clocks_event_reasons=32 if role == "hot" else 0,
+        mem_used_mib=4 if role == "empty" else 60000,
+        processes=[] if role == "empty" else [process],
     )
 
 
@@ -204,11 +201,11 @@ def naive_verdicts(now: datetime) -> set[str]:
     book = PolicyBook()
     start = now - WINDOW
     m0, m1 = ceil_minute(start), floor_minute(now)
-    for gpu in GPU.objects.select_related("node"):
+    for gpu in GPU.objects.select_related("node", "state"):
         GPUSample.objects.filter(gpu=gpu, ts__gte=now - timedelta(minutes=2), ts__lt=now).aggregate(
             Min("temp_c"), Max("temp_c"), Max("clocks_event_reasons")
         )
-        for process in gpu.processes:
+        for process in gpu.state.processes:
             account = OsAccount.objects.filter(username=process["user"]).select_related("user").first()
             project = account.user.projects.order_by("id").first() if account else None
             limits = book.for_project(project.id if project else None)

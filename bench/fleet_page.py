@@ -26,23 +26,24 @@ def make_fleet(gpus: int) -> None:
     from inventory.models import GPU, Node
     from monitoring.agent.metrics import METRIC_KEYS
     from monitoring.agent.simulate import Simulator
+    from monitoring.models import GPUState
 
     remove_fleet()
     now = timezone.now()
     for n in range(gpus // 8):
         node = Node.objects.create(hostname=f"{PREFIX}{n:03}", status="online", last_seen=now)
         readings = Simulator(8, node.hostname).sample(time.time())
-        GPU.objects.bulk_create(
-            GPU(
-                node=node,
-                index=i,
-                uuid=f"GPU-{PREFIX}{n}-{i}",
-                memory_total_mib=81920,
+        made = GPU.objects.bulk_create(
+            GPU(node=node, index=i, uuid=f"GPU-{PREFIX}{n}-{i}", memory_total_mib=81920) for i in range(len(readings))
+        )
+        GPUState.objects.bulk_create(
+            GPUState(
+                gpu=gpu,
                 last_sample_at=now,
                 processes=reading["processes"],
                 **{key: reading[key] for key in METRIC_KEYS},
             )
-            for i, reading in enumerate(readings)
+            for gpu, reading in zip(made, readings, strict=True)
         )
 
 

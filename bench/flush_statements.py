@@ -6,7 +6,7 @@ Registers --agents nodes of 8 GPUs, then runs --flushes flushes as the server ma
 agent (one frame of every node a flush, so every GPU once; the slow fields and per-link NVLink figures in one
 frame of 30, as an agent sends them): each frame parsed and checked, then monitoring.ingest.writer.write_frames.
 Reports the wall time of each statement per sample (the writer waits for PostgreSQL, so this is mostly the
-database's work) and how many of fleet_gpu's row updates PostgreSQL made in place (heap-only: no row moved, no
+database's work) and how many of monitoring_gpustate's row updates PostgreSQL made in place (heap-only: no row moved, no
 index entry written), then deletes what it made. Run it several times on one database to see a table that
 stays as the server leaves it between runs.
 """
@@ -89,17 +89,17 @@ def frame_text(refs: list[GPURef], seq: int, base_ts: float) -> str:
 
 
 def in_place_updates() -> tuple[int, int]:
-    """fleet_gpu's row updates so far, and how many were heap-only (PostgreSQL's own counters)."""
+    """monitoring_gpustate's row updates so far, and how many were heap-only (PostgreSQL's own counters)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_stat_force_next_flush()")
         cursor.execute("SELECT pg_stat_clear_snapshot()")
-        cursor.execute("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'fleet_gpu'")
+        cursor.execute("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'monitoring_gpustate'")
         return cursor.fetchone()
 
 
 def table_bytes() -> int:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_relation_size('fleet_gpu')")
+        cursor.execute("SELECT pg_relation_size('monitoring_gpustate')")
         return cursor.fetchone()[0]
 
 
@@ -144,7 +144,7 @@ def main() -> None:
     samples = (args.flushes - WARM_UP) * args.agents * GPUS
     print(f"{len(metrics.METRIC_KEYS)} metrics; {args.agents} agents x {GPUS} GPUs; {samples:,} samples in "
           f"{args.flushes - WARM_UP} flushes: {elapsed / samples * 1e6:.1f} µs a sample in all")  # fmt: skip
-    print(f"fleet_gpu: {in_place:,} of {updated:,} row updates in place ({in_place / max(updated, 1):.1%}); "
+    print(f"monitoring_gpustate: {in_place:,} of {updated:,} row updates in place ({in_place / max(updated, 1):.1%}); "
           f"the table grew {grown / 1024:,.0f} KiB")  # fmt: skip
     for statement, seconds in sorted(clock.seconds.items(), key=lambda item: -item[1]):
         print(f"{seconds / samples * 1e6:8.2f} µs a sample  {statement}")

@@ -236,7 +236,8 @@ def remove_nodes(node_ids: list[int]) -> None:
             "monitoring_processsample",
             "monitoring_gpuminute",
             "monitoring_gpuhour",
-            "fleet_nvlinkstate",
+            "monitoring_nvlinkstate",
+            "monitoring_gpustate",
         ):
             cursor.execute(f"DELETE FROM {table} WHERE gpu_id IN {gpus}", [node_ids])
         cursor.execute(f"DELETE FROM training_run_gpus WHERE gpu_id IN {gpus}", [node_ids])  # --claims

@@ -52,15 +52,12 @@ class GPUAdmin(admin.ModelAdmin):
         "uuid",
         "model",
         "memory_total_mib",
-        "util_gpu",
-        "mem_used_mib",
-        "temp_c",
-        "last_sample_at",
     ]
     list_filter = ["model", "node", "mig", "pcie_gen"]
     search_fields = ["uuid", "name", "node__hostname"]
     list_select_related = ["node", "model"]
-    # Features above the inventory add their actions here (monitoring/health/admin.py: burn-ins).
+    # Features above the inventory add their columns and actions here (monitoring/storage/admin.py: the latest
+    # state; monitoring/health/admin.py: burn-ins).
     actions: list = []
 
 

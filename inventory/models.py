@@ -4,7 +4,6 @@ from django.conf import settings
 from django.db import models
 
 from inventory.choices import NodeStatus
-from monitoring.storage.columns import sample_fields
 
 
 class GPUModel(models.Model):
@@ -59,7 +58,7 @@ class Node(models.Model):
 
 
 class GPU(models.Model):
-    """One physical GPU (or MIG instance), keyed by its UUID, with its latest reported state."""
+    """One physical GPU (or MIG instance), keyed by its UUID; telemetry keeps its latest state (GPUState)."""
 
     node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="gpus")
     index = models.PositiveSmallIntegerField()
@@ -73,11 +72,6 @@ class GPU(models.Model):
     pci_bus_id = models.CharField(max_length=32, blank=True, help_text="PCI address, e.g. 00000000:3B:00.0.")
     mig = models.BooleanField(default=False)
 
-    # Latest state, written by the ingest consumer; NULL means not reported (N/A), never zero.
-    last_sample_at = models.DateTimeField(null=True, blank=True)
-    locals().update(sample_fields(blank=True))  # one column per metric of the agent protocol
-    processes = models.JSONField(default=list, blank=True, help_text="Processes seen in the latest sample.")
-
     class Meta:
         ordering = ["node__hostname", "index"]
         verbose_name = "GPU"
@@ -85,44 +79,6 @@ class GPU(models.Model):
 
     def __str__(self) -> str:
         return f"{self.node.hostname}:{self.index}"
-
-    @property
-    def nvlink(self) -> dict | None:
-        """NVLink throughput per link as last reported, with its time ({ts, links}); None without NVLink."""
-        try:
-            state = self.nvlink_state
-        except NvLinkState.DoesNotExist:
-            return None
-        return state.kept()
-
-
-class NvLinkState(models.Model):
-    """A GPU's NVLink throughput per link as last reported.
-
-    Its own row, not a column of the GPU's: every flush rewrites the GPU's row, and a kilobyte of links in it made
-    PostgreSQL's updates leave the page (no HOT update) and cost 1.5x the database CPU per sample
-    (docs/benchmarks.md#the-wider-sample-dcgm-depth-fields-issue-18). Links arrive every NVLINK_EVERY_S.
-    """
-
-    gpu = models.OneToOneField(GPU, on_delete=models.CASCADE, primary_key=True, related_name="nvlink_state")
-    ts = models.FloatField(help_text="UNIX time of the sample that brought the figures.")
-    links = models.JSONField(
-        default=list, blank=True, help_text="[{tx_kib_s, rx_kib_s}] by link number; empty without NVLink."
-    )
-
-    class Meta:
-        verbose_name = "NVLink state"
-
-    def __str__(self) -> str:
-        return f"NVLink of GPU {self.gpu_id}: {len(self.links)} links"
-
-    @staticmethod
-    def figures(ts: float, links: list[dict] | None) -> dict | None:
-        """The per-link figures as pages and /metrics take them (metrics.current_links), or None without NVLink."""
-        return {"ts": ts, "links": links} if links else None
-
-    def kept(self) -> dict | None:
-        return self.figures(self.ts, self.links)
 
 
 class Project(models.Model):

@@ -11,3 +11,6 @@ class MonitoringConfig(AppConfig):
 
         # Alert events are told right after the commit that stored them (alerts' events_recorded signal).
         from monitoring.notify import dispatch  # noqa: F401
+
+        # Every GPU gets its latest-state row when it is made (latest's post_save receiver).
+        from monitoring.storage import latest  # noqa: F401

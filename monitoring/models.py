@@ -63,6 +63,55 @@ class ProcessSample(models.Model):
         return f"pid {self.pid} ({self.os_user}) on {self.gpu_id}@{self.ts.isoformat()}"
 
 
+class GPUState(models.Model):
+    """One GPU's latest reported state: every metric, its processes and when it was sampled.
+
+    Telemetry's row beside the inventory's GPU, written by the ingest (monitoring/ingest/writer.py) and read
+    through monitoring/storage/latest.py. Every flush rewrites it, so half of each page is kept free (see the
+    migration) for PostgreSQL to update it in place. NULL means not reported (N/A), never zero.
+    """
+
+    gpu = models.OneToOneField(GPU, on_delete=models.CASCADE, primary_key=True, related_name="state")
+    last_sample_at = models.DateTimeField(null=True, blank=True)
+    locals().update(sample_fields(blank=True))  # one column per metric of the agent protocol
+    processes = models.JSONField(default=list, blank=True, help_text="Processes seen in the latest sample.")
+
+    class Meta:
+        verbose_name = "GPU state"
+
+    def __str__(self) -> str:
+        return f"state of GPU {self.gpu_id} at {self.last_sample_at}"
+
+
+class NvLinkState(models.Model):
+    """A GPU's NVLink throughput per link as last reported, the rest of its latest state.
+
+    A row of its own rather than columns of GPUState: a kilobyte of links in a row that every flush rewrites
+    kept PostgreSQL from updating it in place and cost far more database time per sample
+    (docs/benchmarks.md). Links arrive every NVLINK_EVERY_S, and only then is this row written.
+    """
+
+    gpu = models.OneToOneField(GPU, on_delete=models.CASCADE, primary_key=True, related_name="nvlink_state")
+    ts = models.FloatField(help_text="UNIX time of the sample that brought the figures.")
+    links = models.JSONField(
+        default=list, blank=True, help_text="[{tx_kib_s, rx_kib_s}] by link number; empty without NVLink."
+    )
+
+    class Meta:
+        verbose_name = "NVLink state"
+
+    def __str__(self) -> str:
+        return f"NVLink of GPU {self.gpu_id}: {len(self.links)} links"
+
+    @staticmethod
+    def figures(ts: float, links: list[dict] | None) -> dict | None:
+        """The per-link figures as pages and /metrics take them (metrics.current_links), or None without NVLink."""
+        return {"ts": ts, "links": links} if links else None
+
+    def kept(self) -> dict | None:
+        return self.figures(self.ts, self.links)
+
+
 class RollupColumns(models.Model):
     """min / avg / max of each metric over a bucket, and how many samples it holds."""
 

@@ -16,6 +16,7 @@ from fleet.localtime import when
 from inventory.choices import NodeStatus
 from inventory.models import GPU
 from monitoring.processes.owners import owner_key, owner_usernames
+from monitoring.storage import latest
 from reservations.booking import conflicting_bookings
 
 
@@ -66,11 +67,12 @@ class Unfree:
 def in_use_by_others(gpus: Iterable[GPU], user) -> dict[int, list[str]]:
     """GPU id → the others whose processes hold memory on it now (GPUs nobody else holds are left out)."""
     gpus = list(gpus)
-    owners = owner_usernames({key for gpu in gpus for p in gpu.processes or [] if (key := owner_key(p))})
+    processes = latest.processes(gpu.pk for gpu in gpus)
+    owners = owner_usernames({key for found in processes.values() for p in found if (key := owner_key(p))})
     me = user.get_username() if user is not None else None
     found = {}
     for gpu in gpus:
-        others = [name for name in memory_holders(gpu.processes, owners) if name != me]
+        others = [name for name in memory_holders(processes.get(gpu.pk, []), owners) if name != me]
         if others:
             found[gpu.pk] = others
     return found

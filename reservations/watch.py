@@ -19,6 +19,7 @@ from django.utils import timezone
 from fleet.localtime import when
 from inventory.models import Project
 from monitoring.processes.owners import ProcessOwners, owner_key
+from monitoring.storage import latest
 from reservations.choices import ReservationEventKind, ReservationStatus
 from reservations.events import email_pending_events, record_event
 from reservations.models import Reservation, ReservationEvent
@@ -56,18 +57,19 @@ def end_finished(now: datetime) -> int:
 
 def in_progress(now: datetime) -> list[Reservation]:
     rows = Reservation.objects.filter(status=ReservationStatus.ACTIVE, start__lte=now, end__gt=now)
-    return [row for row in rows.select_related("gpu__node", "user") if fresh(row.gpu, now)]
+    return [row for row in rows.select_related("gpu__node", "gpu__state", "user") if fresh(row.gpu, now)]
 
 
 def fresh(gpu, now: datetime) -> bool:
     """Only a recent sample says what runs on a GPU; without one we don't know, so we don't act."""
     stale = timedelta(seconds=settings.RESERVATION_TELEMETRY_STALE_S)
-    return gpu.last_sample_at is not None and gpu.last_sample_at >= now - stale
+    sampled = latest.of(gpu).last_sample_at
+    return sampled is not None and sampled >= now - stale
 
 
 def processes_of(gpu) -> list[dict]:
     """The GPU's processes whose owner can be looked up: those of a run, and those with an OS user."""
-    return [p for p in (gpu.processes or []) if isinstance(p, dict) and owner_key(p)]
+    return [p for p in (latest.of(gpu).processes or []) if isinstance(p, dict) and owner_key(p)]
 
 
 def observe(rows: list[Reservation], now: datetime) -> tuple[int, list[str]]:

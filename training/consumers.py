@@ -78,7 +78,7 @@ class RunConsumer(EventLoopDispatch, JsonTextFrames, AsyncJsonWebsocketConsumer)
 
     @database_sync_to_async
     def gpu_state(self) -> list:
-        gpus = Run.objects.get(pk=self.run_id).gpus.select_related("node", "model")
+        gpus = Run.objects.get(pk=self.run_id).gpus.select_related("node", "model", "state")
         return RunGPUSerializer(gpus, many=True).data
 
     async def send_gpu_state(self):

@@ -53,7 +53,7 @@ def current_bookings() -> dict[int, str]:
 def gpu_rows(user, selected: set[str]) -> dict[str, list[GPURow]]:
     """Every GPU by node hostname, with what a researcher needs to pick one."""
     held, booked = holding_runs(), current_bookings()
-    gpus = list(GPU.objects.select_related("node", "model").order_by("node__hostname", "index"))
+    gpus = list(GPU.objects.select_related("node", "model", "state").order_by("node__hostname", "index"))
     in_use = in_use_by_others(gpus, user)
     rows: dict[str, list[GPURow]] = defaultdict(list)
     for gpu in gpus:

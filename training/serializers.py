@@ -47,6 +47,12 @@ class RunGPUSerializer(serializers.ModelSerializer):
 
     node = serializers.CharField(source="node.hostname")
     model = serializers.CharField(source="model.name", allow_null=True, default=None)
+    last_sample_at = serializers.DateTimeField(source="state.last_sample_at", allow_null=True, required=False)
+    util_gpu = serializers.FloatField(source="state.util_gpu", allow_null=True, required=False)
+    util_mem = serializers.FloatField(source="state.util_mem", allow_null=True, required=False)
+    mem_used_mib = serializers.FloatField(source="state.mem_used_mib", allow_null=True, required=False)
+    temp_c = serializers.FloatField(source="state.temp_c", allow_null=True, required=False)
+    power_w = serializers.FloatField(source="state.power_w", allow_null=True, required=False)
 
     class Meta:
         model = GPU
@@ -153,7 +159,7 @@ def checkpoint_facts(run: Run) -> dict:
 
 def run_details(runs: QuerySet[Run]) -> QuerySet[Run]:
     """The runs with what ``RunSerializer`` reads of their relations, fetched in a few queries for them all."""
-    gpus = Prefetch("gpus", queryset=GPU.objects.select_related("node", "model"))
+    gpus = Prefetch("gpus", queryset=GPU.objects.select_related("node", "model", "state"))
     return runs.select_related("owner", "project").prefetch_related("nodes__node", "artifacts", gpus)
 
 

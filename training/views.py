@@ -104,7 +104,7 @@ def launch_context(request, form) -> dict:
 def run_detail(request, pk: int):
     run = visible_run_or_404(request.user, pk)
     run = Run.objects.prefetch_related(
-        "nodes__node", Prefetch("gpus", queryset=GPU.objects.select_related("node", "model"))
+        "nodes__node", Prefetch("gpus", queryset=GPU.objects.select_related("node", "model", "state"))
     ).get(pk=run.pk)
     metrics = list(RunMetric.objects.filter(run=run).order_by("-id")[:CHART_POINTS])[::-1]
     logs = list(RunLog.objects.filter(run=run).order_by("-id")[:LOG_TAIL])[::-1]

@@ -9,6 +9,8 @@ from datetime import datetime
 
 from django.db.models import QuerySet
 
+from monitoring.storage import latest
+
 COLUMNS = (
     "id",
     "uuid",
@@ -41,4 +43,4 @@ class GpuRow:
 
 def gpu_rows(gpus: QuerySet, processes: bool = True) -> list[GpuRow]:
     """The rows of a GPU queryset, in its order, read with one query; without `processes`, none are read."""
-    return [GpuRow(*row) for row in gpus.values_list(*(COLUMNS if processes else COLUMNS[:-1]))]
+    return [GpuRow(*row) for row in latest.values_list(gpus, *(COLUMNS if processes else COLUMNS[:-1]))]

@@ -16,6 +16,7 @@ from monitoring.health.burnin_launch import BurnInRefused, burn_in
 from monitoring.health.history import HISTORY_DAYS, MEMORY_COUNTERS, gpu_history
 from monitoring.health.serializers import BurnInSerializer, GPUHealthSerializer
 from monitoring.health.status import health_problems
+from monitoring.storage import latest
 from training.models import Run
 from training.serializers import RunSerializer, run_details
 
@@ -42,12 +43,12 @@ class GPUHealthView(APIView):
         summary="A GPU's health: problems now, memory counters, last burn-in, XID errors and memory changes",
     )
     def get(self, request: Request, uuid: str) -> Response:
-        gpu = get_object_or_404(GPU, uuid=uuid)
+        gpu = get_object_or_404(GPU.objects.select_related("state"), uuid=uuid)
         query = HealthQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         history = gpu_history(gpu, days=query.validated_data["days"])
         last = gpu.burnins.judged().first()
-        state = {key: getattr(gpu, key) for key in MEMORY_COUNTERS}
+        state = {key: getattr(latest.of(gpu), key) for key in MEMORY_COUNTERS}
         payload = {
             "gpu": gpu.uuid,
             "since": history.since,

@@ -14,6 +14,7 @@ from monitoring.ingest.ownership import refuse_foreign_gpus
 from monitoring.ingest.validation import INDEX_MAX, FrameError, GPUInfo, Hello
 from monitoring.ingest.writer import GPURef
 from monitoring.models import AgentSession, NodeStatusChange
+from monitoring.storage import latest
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ def accept_hello(node_id: int, hello: Hello, connection: str = "", now: datetime
     refuse_foreign_gpus(node, {info.uuid for info in hello.gpus})
     came_online = mark_connected(node, hello, now)
     gpus = upsert_gpus(node, hello.gpus)
+    latest.ensure(gpu.pk for gpu in gpus)  # the flushes update these rows; a GPU made before them had none
     resume_seq = resume_after(node, hello, connection, now)
     refs = {gpu.uuid: GPURef(gpu.pk, gpu.uuid, gpu.index, node.hostname, gpu.memory_total_mib) for gpu in gpus}
     return Welcome(refs, resume_seq, came_online)

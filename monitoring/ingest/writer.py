@@ -4,8 +4,8 @@ Raw and process samples are COPied (binary) into session-local staging tables an
 INSERT ... SELECT ... ON CONFLICT DO NOTHING, so a replayed sample is skipped by the primary key.
 COPY costs a fifth to a third of the client CPU of a multi-row INSERT over unnested arrays and two
 thirds of its time (INGEST_WRITER=insert keeps that one; docs/benchmarks.md#ingest has the figures). The GPUs' latest
-state is one UPDATE ... FROM unnest(...) per flush and only moves forward in time, so a replay never
-overwrites newer state.
+state (telemetry's GPUState rows) is one UPDATE ... FROM unnest(...) per flush and only moves forward in time,
+so a replay never overwrites newer state.
 """
 
 import json
@@ -18,12 +18,11 @@ import psycopg
 from django.db import connection, models, transaction
 
 from inventory.choices import NodeStatus
-from inventory.models import NvLinkState
 from monitoring.agent.metrics import METRIC_KEYS, NVLINK, SLOW_KEYS
 from monitoring.ingest.claims import check_claims
 from monitoring.ingest.resume import advance
 from monitoring.ingest.validation import Sample
-from monitoring.models import GPUSample
+from monitoring.models import GPUSample, GPUState, NvLinkState
 from monitoring.storage.partitions import PARTITIONS
 from wire.jsontext import dumps
 
@@ -119,34 +118,36 @@ def latest_state_set(time: str, processes: str, value_of) -> str:
 
 
 SLOW_RETURNED = "".join(f", gpu.{key}" for key in SLOW_KEYS)
+STATE_TABLE = GPUState._meta.db_table
+LINKS_TABLE = NvLinkState._meta.db_table
 UPDATE_LATEST = f"""
-    UPDATE fleet_gpu AS gpu SET {latest_state_set("v.t", "v.processes", lambda key: f"v.m_{key}")}
+    UPDATE {STATE_TABLE} AS gpu SET {latest_state_set("v.t", "v.processes", lambda key: f"v.m_{key}")}
     FROM unnest(%b::bigint[], %b::float8[], %b::text[], {METRIC_ARRAYS})
         AS v(g, t, processes, {METRIC_ALIASES})
-    WHERE gpu.id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
-    RETURNING gpu.id{SLOW_RETURNED}
+    WHERE gpu.gpu_id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
+    RETURNING gpu.gpu_id{SLOW_RETURNED}
 """
 # The same update for the COPY writer, its metric values read from the sample stage the flush has filled: sent
 # as arrays they cost the server ~0.17 µs per field per GPU to dump (psycopg dumps list elements in Python).
 # Of two staged rows of one GPU and time, the first copied is the one taken, as from the arrays.
 UPDATE_LATEST_STAGED = f"""
-    UPDATE fleet_gpu AS gpu SET {latest_state_set("v.t", "v.processes", lambda key: f"v.m_{key}")}
+    UPDATE {STATE_TABLE} AS gpu SET {latest_state_set("v.t", "v.processes", lambda key: f"v.m_{key}")}
     FROM (
         SELECT DISTINCT ON (n.g) n.g, n.t, n.processes, {", ".join(f"s.m_{key}" for key in METRIC_KEYS)}
         FROM unnest(%b::bigint[], %b::float8[], %b::text[]) AS n(g, t, processes)
         JOIN {SAMPLE_STAGE.name} AS s ON s.g = n.g AND s.t = n.t
         ORDER BY n.g, s.ctid
     ) AS v
-    WHERE gpu.id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
-    RETURNING gpu.id{SLOW_RETURNED}
+    WHERE gpu.gpu_id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
+    RETURNING gpu.gpu_id{SLOW_RETURNED}
 """
-# Per-link NVLink figures keep their own row (inventory.models.NvLinkState), written only when a sample brings them,
+# Per-link NVLink figures keep their own row (monitoring.models.NvLinkState), written only when a sample brings them,
 # and only forward in time, so a replayed backlog never overwrites newer figures.
-STORE_LINKS = """
-    INSERT INTO fleet_nvlinkstate (gpu_id, ts, links)
+STORE_LINKS = f"""
+    INSERT INTO {LINKS_TABLE} (gpu_id, ts, links)
     SELECT g, t, l::jsonb FROM unnest(%b::bigint[], %b::float8[], %b::text[]) AS v(g, t, l)
     ON CONFLICT (gpu_id) DO UPDATE SET ts = EXCLUDED.ts, links = EXCLUDED.links
-    WHERE fleet_nvlinkstate.ts < EXCLUDED.ts
+    WHERE {LINKS_TABLE}.ts < EXCLUDED.ts
 """
 MARK_SEEN = "UPDATE fleet_node SET last_seen = %s WHERE id = ANY(%s)"
 MARK_ONLINE = """
@@ -440,9 +441,9 @@ INSERT_PROCESS_ONE = """
     ON CONFLICT (gpu_id, ts, pid) DO NOTHING
 """
 UPDATE_ONE = f"""
-    UPDATE fleet_gpu AS gpu SET {latest_state_set("%s", "%s", lambda key: "%s")}
-    WHERE id = %s AND (last_sample_at IS NULL OR last_sample_at < to_timestamp(%s))
-    RETURNING gpu.id{SLOW_RETURNED}
+    UPDATE {STATE_TABLE} AS gpu SET {latest_state_set("%s", "%s", lambda key: "%s")}
+    WHERE gpu_id = %s AND (last_sample_at IS NULL OR last_sample_at < to_timestamp(%s))
+    RETURNING gpu.gpu_id{SLOW_RETURNED}
 """
 
 

@@ -3,15 +3,16 @@
 from collections.abc import Iterable
 
 from inventory.choices import NodeStatus
-from inventory.models import GPU, Node, NvLinkState
+from inventory.models import GPU, Node
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.choices import UtilizationBand
 from monitoring.health.status import last_burnins
 from monitoring.live.serializers import FleetSummarySerializer, NodeSerializer
 from monitoring.processes.owners import owner_key, owner_usernames
+from monitoring.storage import latest
 from reservations.booking import current_holders
 
-# The state a GPU row keeps is every metric of the agent protocol.
+# The metrics a GPU's latest state keeps: every metric of the agent protocol.
 STATE_FIELDS = METRIC_KEYS
 
 
@@ -23,8 +24,8 @@ GPU_COLUMNS = (
     "last_sample_at",
     "memory_total_mib",
     "processes",
-    "nvlink_state__ts",
-    "nvlink_state__links",
+    "nvlink_ts",
+    "nvlink_links",
     "name",
     "model__name",
     "power_limit_w",
@@ -50,7 +51,7 @@ def gpu_record(row: dict, hostname: str) -> dict:
         ts=unix(row["last_sample_at"]),
         memory_total_mib=row["memory_total_mib"],
         processes=row["processes"] or [],
-        nvlink=NvLinkState.figures(row["nvlink_state__ts"], row["nvlink_state__links"]),
+        nvlink=latest.links(row["nvlink_ts"], row["nvlink_links"]),
         name=row["name"],
         model=row["model__name"],
         power_limit_w=row["power_limit_w"],
@@ -85,7 +86,7 @@ def node_records(hostname: str | None = None, gpu_uuid: str | None = None) -> li
         }
         for row in nodes.values(*NODE_COLUMNS)
     }
-    for row in gpus.values(*GPU_COLUMNS):
+    for row in latest.values(gpus, *GPU_COLUMNS):
         node = records.get(row["node_id"])
         if node is not None:
             node["gpus"].append(gpu_record(row, node["hostname"]))

@@ -9,6 +9,7 @@ from monitoring.health.history import HISTORY_DAYS, MEMORY_COUNTERS, MEMORY_LABE
 from monitoring.health.status import health_problems
 from monitoring.live.charts import RANGES
 from monitoring.live.state import fleet_payload
+from monitoring.storage import latest
 
 
 def fleet(request):
@@ -33,12 +34,14 @@ def gpu(request, uuid: str):
         raise Http404(f"No GPU {uuid}")
     node = payload["nodes"][0]
     context = {"fleet": payload, "node": node, "gpu": node["gpus"][0], "ranges": RANGES}
-    return render(request, "fleet/gpu.html", {**context, **health_context(GPU.objects.get(uuid=uuid))})
+    return render(
+        request, "fleet/gpu.html", {**context, **health_context(GPU.objects.select_related("state").get(uuid=uuid))}
+    )
 
 
 def health_context(gpu: GPU) -> dict:
     """The GPU page's Health card: problems now, memory counters and the history, newest first."""
-    state = {key: getattr(gpu, key) for key in MEMORY_COUNTERS}
+    state = {key: getattr(latest.of(gpu), key) for key in MEMORY_COUNTERS}
     return {
         "health_problems": health_problems(state, gpu.burnins.judged().first()),
         "memory_health": [(MEMORY_LABELS[key], state[key]) for key in MEMORY_COUNTERS],

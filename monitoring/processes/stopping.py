@@ -22,6 +22,7 @@ from monitoring.alerts.choices import ReclaimStatus
 from monitoring.alerts.ending import RUN_STOP_MARGIN_S, end_with_run, signal_process, unfinished_run
 from monitoring.processes.models import ProcessStop
 from monitoring.processes.owners import ProcessOwners, believed_run
+from monitoring.storage import latest
 from training.cancel import CancelRefused, ask_to_stop
 
 
@@ -40,7 +41,7 @@ class StopRefused(Exception):
 
 def reported_process(gpu: GPU, pid: int) -> dict | None:
     """The process with this pid in the GPU's latest sample, or None."""
-    return next((p for p in gpu.processes or [] if p.get("pid") == pid), None)
+    return next((p for p in latest.of(gpu).processes or [] if p.get("pid") == pid), None)
 
 
 def owner_of(process: dict):
@@ -51,8 +52,8 @@ def owner_of(process: dict):
 def run_process_count(run_id: int) -> int:
     """How many processes of the run the fleet's GPUs report now (one process on several GPUs counts once)."""
     seen = set()
-    for gpu in GPU.objects.filter(processes__contains=[{"run": run_id}]).select_related("node"):
-        seen.update((gpu.node.hostname, p.get("pid")) for p in gpu.processes if believed_run(p) == run_id)
+    for gpu in latest.with_state(GPU.objects.filter(latest.running(run_id))).select_related("node"):
+        seen.update((gpu.node.hostname, p.get("pid")) for p in latest.of(gpu).processes if believed_run(p) == run_id)
     return len(seen)
 
 
@@ -63,7 +64,7 @@ def request_stop(user, gpu_uuid: str, pid: int, expected_run: int | None = None)
     run the asker was shown (the page's confirmation names it): a pid that belongs to another run or to none
     now is refused. A finished run's leftover process is ended alone, like any other.
     """
-    gpu = GPU.objects.select_related("node").filter(uuid=gpu_uuid).first()
+    gpu = GPU.objects.select_related("node", "state").filter(uuid=gpu_uuid).first()
     process = reported_process(gpu, pid) if gpu else None
     if process is None:
         raise StopRefused(f"No process {pid} is running on GPU {gpu_uuid} now.")

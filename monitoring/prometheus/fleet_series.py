@@ -14,6 +14,7 @@ from monitoring.models import GPUMinute, GPUSample
 from monitoring.processes.owners import ProcessOwners, believed_run
 from monitoring.prometheus.exposition import Sample, family
 from monitoring.prometheus.gpus import gpu_labels
+from monitoring.storage import latest
 from reservations.booking import current_holders
 
 NODE_UP = ("fleet_node_up", "1 while the node's agent reports (within 3 intervals), 0 otherwise.")
@@ -48,7 +49,7 @@ def booked(gpus: list[GPU]) -> list[str]:
 
 
 def process_memory(gpus: list[GPU]) -> list[str]:
-    processes = [(gpu, p) for gpu in gpus for p in gpu.processes or () if isinstance(p, dict)]
+    processes = [(gpu, p) for gpu in gpus for p in latest.of(gpu).processes or () if isinstance(p, dict)]
     owners = ProcessOwners(process for _, process in processes)
     samples: list[Sample] = []
     for gpu, process in processes:
@@ -67,11 +68,9 @@ def process_memory(gpus: list[GPU]) -> list[str]:
 def idle_seconds(gpus: list[GPU]) -> list[str]:
     now = timezone.now()
     threshold = settings.ALERT_IDLE_MAX_UTIL_PCT
-    idle = [gpu for gpu in gpus if gpu.util_gpu is not None and gpu.util_gpu < threshold]
+    idle = [gpu for gpu in gpus if idle_now(latest.of(gpu).util_gpu, threshold)]
     since = last_busy([gpu.id for gpu in idle], threshold, now)
-    samples: list[Sample] = [
-        (gpu_labels(gpu), 0) for gpu in gpus if gpu.util_gpu is not None and gpu.util_gpu >= threshold
-    ]
+    samples: list[Sample] = [(gpu_labels(gpu), 0) for gpu in gpus if busy_now(latest.of(gpu).util_gpu, threshold)]
     for gpu in idle:
         busy_at = since.get(gpu.id, now - IDLE_LOOKBACK)
         samples.append((gpu_labels(gpu), round(min((now - busy_at).total_seconds(), IDLE_LOOKBACK.total_seconds()))))
@@ -90,3 +89,11 @@ def last_busy(gpu_ids: list[int], threshold: float, now: datetime) -> dict[int, 
     for row in older.values("gpu_id").annotate(last=Max("bucket")):
         found[row["gpu_id"]] = row["last"] + timedelta(minutes=1)
     return found
+
+
+def idle_now(util_gpu: float | None, threshold: float) -> bool:
+    return util_gpu is not None and util_gpu < threshold
+
+
+def busy_now(util_gpu: float | None, threshold: float) -> bool:
+    return util_gpu is not None and util_gpu >= threshold

@@ -17,6 +17,7 @@ from inventory.models import GPU
 from monitoring.agent.metrics import LINK_METRICS, METRICS, LinkMetric, current_links
 from monitoring.ingest.presence import silence_limit
 from monitoring.prometheus.exposition import Sample, family
+from monitoring.storage import latest
 
 FB_FREE = ("DCGM_FI_DEV_FB_FREE", "Device (framebuffer) memory free, in MiB.")
 
@@ -24,15 +25,16 @@ FB_FREE = ("DCGM_FI_DEV_FB_FREE", "Device (framebuffer) memory free, in MiB.")
 def fresh_gpus(node_ids: list[int] | None = None) -> list[GPU]:
     """GPUs of nodes heard from within the offline limit (server clock) that were in the node's latest reports."""
     limit = silence_limit() + timedelta(seconds=1)
-    gpus = GPU.objects.filter(node__last_seen__gte=timezone.now() - limit, last_sample_at__isnull=False)
+    gpus = GPU.objects.filter(latest.ever_sampled(), node__last_seen__gte=timezone.now() - limit)
     if node_ids is not None:
         gpus = gpus.filter(node_id__in=node_ids)
-    gpus = list(gpus.select_related("node", "nvlink_state").order_by("node__hostname", "index"))
+    gpus = list(latest.with_state(gpus).select_related("node", "nvlink_state").order_by("node__hostname", "index"))
     newest = {}
     for gpu in gpus:
-        newest[gpu.node_id] = max(newest.get(gpu.node_id, gpu.last_sample_at), gpu.last_sample_at)
+        sampled = latest.of(gpu).last_sample_at
+        newest[gpu.node_id] = max(newest.get(gpu.node_id, sampled), sampled)
     # Compared on the agent's clock: a GPU the node stopped reporting drops out.
-    return [gpu for gpu in gpus if gpu.last_sample_at >= newest[gpu.node_id] - limit]
+    return [gpu for gpu in gpus if latest.of(gpu).last_sample_at >= newest[gpu.node_id] - limit]
 
 
 def gpu_labels(gpu: GPU) -> dict[str, str]:
@@ -53,13 +55,15 @@ def gpu_families(gpus: list[GPU]) -> list[str]:
     lines = []
     for metric in METRICS:
         samples: list[Sample] = [
-            (labels, scaled(getattr(gpu, metric.key), metric.dcgm_scale)) for gpu, labels in labelled
+            (labels, scaled(getattr(latest.of(gpu), metric.key), metric.dcgm_scale)) for gpu, labels in labelled
         ]
         for link_metric in LINK_METRICS:
             if link_metric.total == metric.key:
                 samples += link_samples(link_metric, labelled, metric.dcgm_scale)
         lines += family(metric.dcgm, metric.dcgm_help or metric.help, metric.prometheus, samples)
-    free = [(labels, gpu.memory_total_mib - gpu.mem_used_mib) for gpu, labels in labelled if has_free_memory(gpu)]
+    free = [
+        (labels, gpu.memory_total_mib - latest.of(gpu).mem_used_mib) for gpu, labels in labelled if has_free_memory(gpu)
+    ]
     return lines + family(*FB_FREE, "gauge", free)
 
 
@@ -73,8 +77,8 @@ def link_samples(link_metric: LinkMetric, labelled: list[tuple[GPU, dict]], scal
 
 
 def links_of(gpu: GPU) -> list[dict]:
-    latest = gpu.last_sample_at.timestamp() if gpu.last_sample_at else None
-    return current_links(gpu.nvlink, latest) or []
+    sampled = latest.of(gpu).last_sample_at
+    return current_links(latest.nvlink(gpu), sampled.timestamp() if sampled else None) or []
 
 
 def scaled(value: float | None, scale: int) -> float | None:
@@ -82,4 +86,4 @@ def scaled(value: float | None, scale: int) -> float | None:
 
 
 def has_free_memory(gpu: GPU) -> bool:
-    return gpu.memory_total_mib is not None and gpu.mem_used_mib is not None
+    return gpu.memory_total_mib is not None and latest.of(gpu).mem_used_mib is not None

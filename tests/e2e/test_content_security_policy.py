@@ -10,6 +10,7 @@ from django.utils import timezone
 from monitoring.costs.models import UserBudget
 from tests.conftest import log_in
 from tests.support.alerts import open_alert
+from tests.support.gpus import set_state
 from tests.support.reservations import booked, make_fleet
 from training.models import Run, Sweep
 
@@ -45,8 +46,9 @@ def pages_to_visit(cast) -> list[str]:
     the timeline, a budget's bar on the costs page, a GPU's memory meter, a sweep's chart."""
     gpus = make_fleet()
     gpu = gpus[0]
-    gpu.mem_used_mib, gpu.memory_total_mib, gpu.last_sample_at = 30000, 81559, timezone.now()
+    gpu.memory_total_mib = 81559
     gpu.save()
+    set_state(gpu, mem_used_mib=30000, last_sample_at=timezone.now())
     booked(cast["owner"], [gpu], 1, 3)
     UserBudget.objects.create(user=cast["owner"], monthly_budget=Decimal("100"))
     alert = open_alert(owner=cast["owner"])

@@ -13,6 +13,7 @@ from monitoring.models import GPUSample
 from tests.conftest import log_in
 from tests.monitoring.ingest.agents import gpu_uuid, hello, samples
 from tests.monitoring.live.conftest import gpu_update, store_samples
+from tests.support.gpus import make_gpu
 from tests.support.live import agent_socket, publish
 from tests.support.processes import ServerProcess, process_environment, wait_for_other_sessions_to_end
 
@@ -34,7 +35,7 @@ def asgi_server(django_db_setup, django_db_blocker, tmp_path_factory):
 @pytest.fixture
 def gpu(cast, gpu_models):
     node = Node.objects.create(hostname="gpu-e2e-01", status="online", last_seen=timezone.now())
-    return GPU.objects.create(
+    return make_gpu(
         node=node,
         index=0,
         uuid="GPU-e2e-live",

@@ -7,10 +7,11 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from inventory.models import GPU, GPUModel, Node, NvLinkState
+from inventory.models import GPUModel, Node, NvLinkState
 from monitoring.models import GPUSample
 from tests.conftest import log_in
 from tests.monitoring.live.conftest import store_samples
+from tests.support.gpus import make_gpu
 from tests.support.telemetry import process
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,7 +26,7 @@ def busy_gpu(cast, gpu_models):
         hostname="gpu-narrow-node-with-a-long-hostname-01", status="online", last_seen=now, labels=["a100", "ib"]
     )
     processes = [process(4242, "alice", 59000, 95, now - timedelta(hours=30), cmdline=LONG_COMMAND)]
-    gpu = GPU.objects.create(
+    gpu = make_gpu(
         node=node,
         index=0,
         uuid="GPU-8f1c2a3b-4d5e-6f70-8192-a3b4c5d6e7f8",

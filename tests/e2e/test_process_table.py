@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from inventory.models import GPU, GPUModel, Node
 from tests.conftest import log_in
 from tests.monitoring.live.conftest import gpu_update
+from tests.support.gpus import make_gpu
 from tests.support.live import publish
 from tests.support.telemetry import process
 
@@ -19,7 +20,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def gpu_on(hostname: str, index: int, model: str, processes: list[dict]) -> GPU:
     node, _ = Node.objects.get_or_create(hostname=hostname, defaults={"status": "online", "last_seen": timezone.now()})
-    return GPU.objects.create(
+    return make_gpu(
         node=node,
         index=index,
         uuid=f"GPU-{hostname}-{index}",

@@ -9,13 +9,14 @@ from django.core import mail
 from inventory.models import GPU, OsAccount
 from reservations.models import Reservation, ReservationEvent
 from reservations.watch import watch_reservations
+from tests.support.gpus import set_states
 from tests.support.reservations import at, booked
 
 
 def report(gpu, *users, when):
     """The ingest writes each GPU's latest state; here we write what an agent would have sent."""
     processes = [{"pid": 4000 + i, "user": user, "name": "python"} for i, user in enumerate(users)]
-    GPU.objects.filter(pk=gpu.pk).update(processes=processes, last_sample_at=when)
+    set_states(GPU.objects.filter(pk=gpu.pk), processes=processes, last_sample_at=when)
 
 
 @pytest.fixture
@@ -113,8 +114,10 @@ def test_an_unknown_os_user_squatting_is_recorded_without_a_researcher(booking, 
 
 
 def test_processes_without_a_user_are_nobodys(booking, fleet_gpus):
-    GPU.objects.filter(pk=fleet_gpus[0].pk).update(
-        processes=[{"pid": 1, "user": None}, "garbage", {"pid": 2}], last_sample_at=at(0) + timedelta(minutes=5)
+    set_states(
+        GPU.objects.filter(pk=fleet_gpus[0].pk),
+        processes=[{"pid": 1, "user": None}, "garbage", {"pid": 2}],
+        last_sample_at=at(0) + timedelta(minutes=5),
     )
     watch_at(at(0) + timedelta(minutes=5))
     assert not ReservationEvent.objects.exists() and Reservation.objects.get().first_used_at is None

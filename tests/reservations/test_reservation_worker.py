@@ -13,6 +13,7 @@ from fleet.celery import app
 from inventory.models import GPU
 from reservations.models import Reservation, ReservationEvent
 from reservations.watch import watch_reservations_task
+from tests.support.gpus import set_states
 from tests.support.processes import BASE_DIR, process_environment, wait_for_other_sessions_to_end
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,7 +43,7 @@ def test_a_worker_releases_a_booking_nobody_used(cast, fleet_gpus, worker, tmp_p
     Reservation.objects.create(
         user=cast["owner"], gpu=gpu, start=now - timedelta(minutes=31), end=now + timedelta(hours=2)
     )
-    GPU.objects.filter(pk=gpu.pk).update(processes=[], last_sample_at=now)
+    set_states(GPU.objects.filter(pk=gpu.pk), processes=[], last_sample_at=now)
 
     app.send_task("fleet.watch_reservations")  # what beat sends each minute
     deadline = time.monotonic() + 60

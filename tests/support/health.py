@@ -11,6 +11,7 @@ from monitoring.agent.simulate_health import XID_FIRST_S, XID_PERIOD_S
 from monitoring.health.models import BurnIn
 from monitoring.models import GPUSample
 from monitoring.storage.partitions import create_missing
+from tests.support.gpus import set_states
 
 SEED = 4  # the simulation's XID GPU is index seed % 8 = 4, its GPU with remapped rows index 1
 XID_GPU, REMAP_GPU = 4, 1
@@ -46,7 +47,7 @@ def store_history(simulator: Simulator, clean_until_s: float = 0.0) -> datetime:
     create_missing({row.ts.astimezone(UTC).date() for row in rows})
     GPUSample.objects.bulk_create(rows)
     for index, (ts, values) in latest.items():
-        GPU.objects.filter(pk=ids[simulator.uuids[index]]).update(last_sample_at=ts, **values)
+        set_states(GPU.objects.filter(pk=ids[simulator.uuids[index]]), last_sample_at=ts, **values)
     return start
 
 

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from inventory.models import GPU, GPUModel, Node
 from monitoring.models import GPUSample, ProcessSample, RollupProgress
 from monitoring.storage import partitions, rollups
+from tests.support.gpus import set_states
 
 Util = float | Callable[[datetime], float]
 
@@ -98,7 +99,8 @@ def stream(
 
 def latest_state(gpu, ts, util, processes, temp_c=45.0, clocks_event_reasons=0, ecc_volatile=0) -> None:
     listed = [{**p, "sm_util": p["sm_util"](ts) if callable(p["sm_util"]) else p["sm_util"]} for p in processes]
-    GPU.objects.filter(pk=gpu.pk).update(
+    set_states(
+        GPU.objects.filter(pk=gpu.pk),
         last_sample_at=ts,
         util_gpu=util,
         mem_used_mib=sum(p["mem_used_mib"] or 0 for p in processes),

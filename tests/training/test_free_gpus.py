@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 from inventory.models import GPU, Node
 from reservations.availability import free_gpus, unfree
 from reservations.finder import find_slots
+from tests.support.gpus import set_states
 from tests.training.conftest import gpus_of, queued_messages
 from training.launch import LaunchRequest, check_launch, launch
 from training.models import Run
@@ -19,7 +20,7 @@ BIG = 35 * 1024  # MiB, as the researchers found on GPUs offered as free
 
 def hold(gpu: GPU, os_user: str, mem_mib: float | None = BIG) -> None:
     process = {"pid": 4242, "user": os_user, "name": "python", "cmdline": "python train.py", "mem_used_mib": mem_mib}
-    GPU.objects.filter(pk=gpu.pk).update(processes=[process], util_gpu=99, last_sample_at=timezone.now())
+    set_states(GPU.objects.filter(pk=gpu.pk), processes=[process], util_gpu=99, last_sample_at=timezone.now())
     gpu.refresh_from_db()
 
 

@@ -6,6 +6,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from inventory.models import GPU, Node
+from tests.support.gpus import set_states
 from tests.training.conftest import gpus_of, queued_messages
 from training.choices import RunStatus
 from training.models import Run, Sweep
@@ -22,11 +23,11 @@ def online(node: Node) -> None:
 
 def hold(gpu: GPU, os_user: str) -> None:
     process = {"pid": 9, "user": os_user, "name": "python", "cmdline": "x", "mem_used_mib": 40_000}
-    GPU.objects.filter(pk=gpu.pk).update(processes=[process])
+    set_states(GPU.objects.filter(pk=gpu.pk), processes=[process])
 
 
 def free(gpu: GPU) -> None:
-    GPU.objects.filter(pk=gpu.pk).update(processes=[])
+    set_states(GPU.objects.filter(pk=gpu.pk), processes=[])
 
 
 def sweep_of(user, node, runs: int = 3, **placement) -> Sweep:

@@ -19,6 +19,7 @@ from monitoring.alerts.policies import PolicyBook, policy_book
 from monitoring.alerts.rules.base import Rule
 from monitoring.alerts.windows import gpu_util_windows, stale_after
 from monitoring.processes.owners import owners_by_os_username
+from monitoring.storage import latest
 from reservations.choices import ReservationEventKind, ReservationStatus
 from reservations.models import Reservation, ReservationEvent
 
@@ -34,8 +35,10 @@ class BookingIdleRule(Rule):
     escalates = True  # still open after ALERT_ESCALATE_AFTER_H: the admins hear about it
 
     def evaluate(self, now: datetime, open_alerts: list[Alert]) -> RuleResult:
-        rows = list(active_now(now).select_related("gpu__node", "user").prefetch_related("user__os_accounts"))
-        fresh = [r for r in rows if r.gpu.last_sample_at and r.gpu.last_sample_at >= now - stale_after()]
+        rows = list(
+            active_now(now).select_related("gpu__node", "gpu__state", "user").prefetch_related("user__os_accounts")
+        )
+        fresh = [r for r in rows if sampled_since(r.gpu, now - stale_after())]
         book = policy_book()
         projects = first_projects({r.user_id for r in fresh})
         result = RuleResult()
@@ -57,6 +60,11 @@ class BookingIdleRule(Rule):
         return result
 
 
+def sampled_since(gpu, when: datetime) -> bool:
+    sampled = latest.of(gpu).last_sample_at
+    return sampled is not None and sampled >= when
+
+
 def by_window(rows, book: PolicyBook, projects: dict) -> dict:
     groups: dict[int, list] = {}
     for row in rows:
@@ -68,7 +76,7 @@ def by_window(rows, book: PolicyBook, projects: dict) -> dict:
 def holder_holds_memory(row: Reservation, limits) -> bool:
     """The holder's own process holding memory there is the idle-process rule's business, not this one's."""
     names = {row.user.get_username(), *(account.username for account in row.user.os_accounts.all())}
-    processes = row.gpu.processes or []
+    processes = latest.of(row.gpu).processes or []
     return any(p.get("user") in names and (p.get("mem_used_mib") or 0) >= limits.min_memory_mib for p in processes)
 
 

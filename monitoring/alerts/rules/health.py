@@ -16,6 +16,7 @@ from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.gpu_rows import GpuRow, gpu_rows
 from monitoring.alerts.rules.base import Rule
 from monitoring.alerts.windows import bounds, rolled_until, stale_after
+from monitoring.storage import latest
 
 # Thermal slowdowns and hardware brakes; the software power cap is left out on purpose: a GPU at full
 # load sitting on its power limit is working as designed.
@@ -59,7 +60,7 @@ class HealthRule(Rule):
     kind = AlertKind.GPU_TEMPERATURE
 
     def evaluate(self, now: datetime, open_alerts: list) -> RuleResult:
-        gpus = gpu_rows(GPU.objects.filter(last_sample_at__gte=now - stale_after()), processes=False)
+        gpus = gpu_rows(GPU.objects.filter(latest.sampled_since(now - stale_after())), processes=False)
         window = recent_health(now - timedelta(seconds=settings.ALERT_HEALTH_WINDOW_S), now) if gpus else {}
         result = RuleResult()
         for gpu in gpus:

@@ -11,6 +11,7 @@ from django.utils import timezone
 from inventory.models import GPU, GPUModel, Node, OsAccount
 from monitoring.health.burnin_launch import burn_in
 from monitoring.health.views import queued_message
+from tests.support.gpus import set_states
 from tests.support.reservations import api_client, booked, token_of
 from training.choices import RunStatus
 from training.models import Run
@@ -38,7 +39,7 @@ def gpu(node, index: int) -> GPU:
 
 def hold_memory(gpu: GPU, os_user: str = "bob", mib: int = 20_000) -> None:
     process = {"pid": 4242, "user": os_user, "name": "python", "cmdline": "python train.py", "mem_used_mib": mib}
-    GPU.objects.filter(pk=gpu.pk).update(processes=[{**process, "sm_util": 90.0, "started_at": 1.0e9}])
+    set_states(GPU.objects.filter(pk=gpu.pk), processes=[{**process, "sm_util": 90.0, "started_at": 1.0e9}])
 
 
 def test_an_admin_burns_in_a_gpu_through_the_api_as_one_queued_single_process_run(root, node, cast):

@@ -7,7 +7,7 @@ import pytest
 
 from inventory.choices import NodeStatus
 from inventory.models import GPU, GPUModel, Node
-from monitoring.models import AgentSession, GPUSample, NodeStatusChange, ProcessSample
+from monitoring.models import AgentSession, GPUSample, GPUState, NodeStatusChange, ProcessSample
 from tests.monitoring.ingest.agents import gpu_uuid, samples
 from tests.monitoring.ingest.conftest import orm
 
@@ -102,11 +102,11 @@ async def test_samples_are_stored_and_acked(agents):
     rows = await orm(lambda: list(GPUSample.objects.order_by("gpu__index")))()
     assert [(r.util_gpu, r.temp_c, r.fan_pct, r.ecc_volatile) for r in rows] == [(55, 71, None, 0)] * 2
     assert all(abs(r.ts.timestamp() - ts) < 1e-6 for r in rows)
-    gpu = await orm(GPU.objects.get)(uuid=gpu_uuid("gpu-01", 0))
-    assert (gpu.util_gpu, gpu.power_w, gpu.fan_pct) == (55, 512.3, None)
-    assert abs(gpu.last_sample_at.timestamp() - ts) < 1e-6
-    assert gpu.processes[0]["pid"] == 4242 and gpu.processes[0]["user"] == "alice"
-    process = await orm(ProcessSample.objects.get)(gpu=gpu)
+    state = await orm(GPUState.objects.get)(gpu__uuid=gpu_uuid("gpu-01", 0))
+    assert (state.util_gpu, state.power_w, state.fan_pct) == (55, 512.3, None)
+    assert abs(state.last_sample_at.timestamp() - ts) < 1e-6
+    assert state.processes[0]["pid"] == 4242 and state.processes[0]["user"] == "alice"
+    process = await orm(ProcessSample.objects.get)(gpu=state.gpu_id)
     assert (process.pid, process.os_user, process.cmdline, process.sm_util) == (4242, "alice", "python train.py", 95)
     session = await orm(AgentSession.objects.get)(node__hostname="gpu-01")
     assert session.last_seq == 1
@@ -142,8 +142,8 @@ async def test_an_older_replay_does_not_overwrite_the_latest_state(agents):
     await agent.receive()
     await agent.send(samples("gpu-01", 1, now - 5, gpus=1, util_gpu=10))
     await agent.receive()
-    gpu = await orm(GPU.objects.get)(uuid=gpu_uuid("gpu-01", 0))
-    assert gpu.util_gpu == 90
+    state = await orm(GPUState.objects.get)(gpu__uuid=gpu_uuid("gpu-01", 0))
+    assert state.util_gpu == 90
     assert await orm(GPUSample.objects.count)() == 2
 
 

@@ -12,7 +12,7 @@ from inventory.models import GPU
 from monitoring.agent import frames
 from monitoring.agent.metrics import SLOW_KEYS
 from monitoring.agent.nvml import NvmlBackend
-from monitoring.models import GPUSample
+from monitoring.models import GPUSample, GPUState
 from tests.monitoring.agent.fake_nvml import NOT_SUPPORTED, FakeGpu, FakeNvml, nvml_error
 from tests.monitoring.ingest.conftest import orm
 
@@ -63,11 +63,12 @@ async def test_health_fields_reach_the_store_metrics_and_api_and_null_stays_null
     assert counted == 4  # two frames of two GPUs, counted once committed
     assert server[("fleet_agent_connections", None)] >= 1
 
-    first, second = await orm(lambda: list(GPU.objects.order_by("index")))()
+    first, second = await orm(lambda: list(GPU.objects.select_related("state").order_by("index")))()
     assert first.pci_bus_id == "00000000:07:00.0"
     stored = await orm(lambda: GPUSample.objects.filter(gpu=first).order_by("ts").last())()
     assert (stored.xid_count, stored.xid_last, stored.remapped_correctable, stored.remap_pending) == (1, 79, 5, 1)
-    assert (second.xid_count, second.energy_mj, second.mem_temp_c, second.remapped_correctable) == (None,) * 4
+    bare = second.state
+    assert (bare.xid_count, bare.energy_mj, bare.mem_temp_c, bare.remapped_correctable) == (None,) * 4
 
     metrics = await sync_to_async(scrape)("/metrics/nodes/gpu-01")
     assert metrics[("DCGM_FI_DEV_XID_ERRORS", first.uuid)] == 79
@@ -96,7 +97,7 @@ async def test_health_fields_reach_the_store_metrics_and_api_and_null_stays_null
     assert await agent.receive() == {"type": "ack", "seq": 3}
     newest = await orm(lambda: GPUSample.objects.filter(gpu=first).order_by("ts").last())()
     assert (newest.xid_last, newest.remapped_correctable, newest.mem_temp_c) == (None, None, 79)
-    kept = await orm(GPU.objects.get)(pk=first.pk)
+    kept = await orm(GPUState.objects.get)(gpu=first.pk)
     assert (kept.xid_count, kept.xid_last, kept.remapped_correctable, kept.remap_pending) == (1, 79, 5, 1)
 
     healthy_api, bare_api = await sync_to_async(api)(first.uuid, second.uuid)

@@ -13,7 +13,7 @@ from inventory.nodes import add_node
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.ingest import presence, publish
 from monitoring.ingest.batcher import batcher
-from monitoring.models import GPUSample, NodeStatusChange, ProcessSample
+from monitoring.models import GPUSample, GPUState, NodeStatusChange, ProcessSample
 from tests.monitoring.ingest.agents import gpu_uuid, samples
 from tests.monitoring.ingest.conftest import orm
 from tests.support.processes import database_url_for_processes
@@ -26,7 +26,7 @@ async def test_the_ack_waits_for_the_commit(agents):
     await agent.start(gpus=1)
     gpu = await orm(GPU.objects.get)(uuid=gpu_uuid("gpu-01", 0))
     with psycopg.connect(database_url_for_processes()) as other:
-        other.execute("SELECT 1 FROM fleet_gpu WHERE id = %s FOR UPDATE", [gpu.pk])  # the flush must wait for this
+        other.execute("SELECT 1 FROM monitoring_gpustate WHERE gpu_id = %s FOR UPDATE", [gpu.pk])  # the flush waits
         await agent.send(samples("gpu-01", 1, gpus=1))
         assert await agent.nothing_more(0.7)
         assert other.execute("SELECT count(*) FROM monitoring_gpusample").fetchone()[0] == 0
@@ -66,8 +66,8 @@ async def test_every_writer_stores_the_same_rows(agents, writer):
     rows = await orm(lambda: list(GPUSample.objects.order_by("ts", "gpu__index").values("ts", *METRIC_KEYS)))()
     assert len(rows) == 4 and [r["fan_pct"] for r in rows] == [None, None, 40, 40]
     assert await orm(ProcessSample.objects.count)() == 4
-    gpu = await orm(GPU.objects.get)(uuid=gpu_uuid("gpu-01", 1))
-    assert gpu.fan_pct == 40 and abs(gpu.last_sample_at.timestamp() - (ts + 1)) < 1e-6
+    state = await orm(GPUState.objects.get)(gpu__uuid=gpu_uuid("gpu-01", 1))
+    assert state.fan_pct == 40 and abs(state.last_sample_at.timestamp() - (ts + 1)) < 1e-6
 
 
 class LiveRecorder:

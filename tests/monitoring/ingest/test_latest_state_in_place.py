@@ -1,7 +1,7 @@
-"""Every flush rewrites each reporting GPU's row (its latest state). The new version must fit on the page of the
-old one, so PostgreSQL updates it in place (a heap-only update: no index entry written, no row moved); without
-room kept free on each page, rows packed full moved to a new page on every flush, fleet_gpu grew by megabytes a
-minute and the latest-state update cost twice as much (docs/benchmarks.md, "The GPU table's free room")."""
+"""Every flush rewrites each reporting GPU's latest-state row (GPUState). The new version must fit on the page of
+the old one, so PostgreSQL updates it in place (a heap-only update: no index entry written, no row moved); without
+room kept free on each page, rows packed full moved to a new page on every flush, the table grew by megabytes a
+minute and the latest-state update cost more (docs/benchmarks.md, "The GPU table's free room")."""
 
 import time
 
@@ -13,6 +13,7 @@ from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.ingest.validation import INTEGER_COLUMNS, Sample
 from monitoring.ingest.writer import Frame, GPURef, write_frames
+from monitoring.models import GPUState
 from tests.monitoring.ingest.storage import make_gpus
 
 # Real commits: a page is pruned of the versions a flush left behind only once no transaction can see them.
@@ -52,7 +53,8 @@ def pages(gpus: list[GPU]) -> dict[int, int]:
     """Each GPU row's page (the block of its ctid): an in-place update keeps it, a moved row changes it."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, (ctid::text::point)[0]::int FROM fleet_gpu WHERE id = ANY(%s)", [[gpu.pk for gpu in gpus]]
+            "SELECT gpu_id, (ctid::text::point)[0]::int FROM monitoring_gpustate WHERE gpu_id = ANY(%s)",
+            [[gpu.pk for gpu in gpus]],
         )
         return dict(cursor.fetchall())
 
@@ -65,11 +67,11 @@ def test_each_flush_rewrites_the_latest_state_in_place_once_rows_are_full_width(
         flush(gpus, step)
         after = pages(gpus)
         moved_per_flush.append(sum(before[gpu_id] != after[gpu_id] for gpu_id in before))
-    assert GPU.objects.get(pk=gpus[-1].pk).util_gpu == FLUSHES + 0.5
+    assert GPUState.objects.get(gpu=gpus[-1].pk).util_gpu == FLUSHES + 0.5
     assert moved_per_flush[SETTLED_AFTER:] == [0] * (FLUSHES - SETTLED_AFTER), moved_per_flush
 
 
-def test_the_gpu_table_keeps_half_of_each_page_free_for_new_versions():
+def test_the_latest_state_table_keeps_half_of_each_page_free_for_new_versions():
     with connection.cursor() as cursor:
-        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'fleet_gpu'")
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'monitoring_gpustate'")
         assert "fillfactor=50" in cursor.fetchone()[0]

@@ -2,9 +2,8 @@
 
 from django.db import models
 
-from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS, METRICS
-from monitoring.models import GPUHour, GPUMinute, GPUSample
+from monitoring.models import GPUHour, GPUMinute, GPUSample, GPUState
 from monitoring.storage.rollups import ROLLUP_COLUMNS
 
 METRIC_FIELD_TYPES = (models.FloatField, models.BigIntegerField)
@@ -19,7 +18,7 @@ def test_the_raw_sample_columns_are_the_declared_metric_keys():
 
 
 def test_the_latest_state_of_a_gpu_has_every_declared_metric():
-    assert set(METRIC_KEYS) <= set(metric_columns(GPU))
+    assert set(METRIC_KEYS) <= set(metric_columns(GPUState))
 
 
 def test_every_metric_is_rolled_up_in_both_rollups():

@@ -13,6 +13,7 @@ from monitoring.agent import frames
 from monitoring.agent.metrics import NVLINK_STALE_S
 from monitoring.agent.nvml import NvmlBackend
 from monitoring.models import GPUSample
+from monitoring.storage import latest
 from tests.monitoring.agent.fake_nvml import NOT_SUPPORTED, FakeGpu, FakeNvml, nvml_error
 from tests.monitoring.agent.test_nvml import nvlink_gpu
 from tests.monitoring.ingest.conftest import orm
@@ -56,14 +57,14 @@ async def test_per_link_throughput_reaches_the_gpu_row_metrics_and_api_and_a_dow
     await agent.send(frames.samples_frame(backend, 2, now))
     assert await agent.receive() == {"type": "ack", "seq": 2}
 
-    first, second = await orm(lambda: list(GPU.objects.select_related("nvlink_state").order_by("index")))()
-    assert first.nvlink["links"] == [
+    first, second = await orm(lambda: list(GPU.objects.select_related("state", "nvlink_state").order_by("index")))()
+    assert latest.nvlink(first)["links"] == [
         {"tx_kib_s": 1_000_000, "rx_kib_s": 500_000},
         {"tx_kib_s": None, "rx_kib_s": None},
         {"tx_kib_s": 250_000, "rx_kib_s": 0},
     ]
-    assert (first.nvlink_tx_kib_s, first.nvlink_rx_kib_s) == (1_250_000, 500_000)
-    assert second.nvlink is None
+    assert (first.state.nvlink_tx_kib_s, first.state.nvlink_rx_kib_s) == (1_250_000, 500_000)
+    assert latest.nvlink(second) is None
 
     metrics = await sync_to_async(scrape)("/metrics/nodes/gpu-01")
     assert metrics[("DCGM_FI_PROF_NVLINK_TX_BYTES", first.uuid, "0")] == 1_000_000 * GB
@@ -74,7 +75,7 @@ async def test_per_link_throughput_reaches_the_gpu_row_metrics_and_api_and_a_dow
     assert not [key for key in metrics if key[1] == second.uuid and "NVLINK" in key[0]]
 
     with_links, without = await sync_to_async(api)(first.uuid, second.uuid)
-    assert with_links["nvlink"] == first.nvlink["links"]
+    assert with_links["nvlink"] == latest.nvlink(first)["links"]
     assert (with_links["nvlink_tx_kib_s"], without["nvlink"], without["nvlink_tx_kib_s"]) == (1_250_000, None, None)
 
 
@@ -99,8 +100,8 @@ async def test_an_agent_that_sends_totals_only_is_accepted_and_its_gpu_has_no_li
     await agent.send(totals_only(frames.samples_frame(backend, 2, now)))
     assert await agent.receive() == {"type": "ack", "seq": 2}
 
-    gpu = await orm(GPU.objects.select_related("nvlink_state").get)()
-    assert (gpu.nvlink, gpu.nvlink_tx_kib_s) == (None, 3_000)
+    gpu = await orm(GPU.objects.select_related("state", "nvlink_state").get)()
+    assert (latest.nvlink(gpu), gpu.state.nvlink_tx_kib_s) == (None, 3_000)
     assert await orm(GPUSample.objects.filter(gpu=gpu, nvlink_tx_kib_s=3_000).count)() == 1
     metrics = await sync_to_async(scrape)("/metrics/nodes/gpu-01")
     assert metrics[("DCGM_FI_PROF_NVLINK_TX_BYTES", gpu.uuid, None)] == 3_000 * GB

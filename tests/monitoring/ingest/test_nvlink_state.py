@@ -7,10 +7,12 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from inventory.models import GPU, NvLinkState
+from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.ingest.validation import Sample
 from monitoring.ingest.writer import Frame, GPURef, write_frames, write_one_by_one
+from monitoring.models import GPUState, NvLinkState
+from monitoring.storage import latest
 from tests.monitoring.ingest.storage import make_gpus
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +39,7 @@ def write(frames: list[Frame], method: str) -> None:
 
 
 def kept(gpu: GPU) -> dict | None:
-    return GPU.objects.get(pk=gpu.pk).nvlink
+    return latest.nvlink(GPU.objects.get(pk=gpu.pk))
 
 
 @pytest.mark.parametrize("method", ["copy", "insert", "one-by-one"])
@@ -50,7 +52,7 @@ def test_the_newest_links_stay_through_samples_without_links_and_a_replayed_olde
     write([frame(gpu, 4, now - 5, links(2_000))], method)
     write([frame(gpu, 5, now - 40, links(9_000))], method)  # a replayed backlog: older than what is kept
     assert kept(gpu) == {"ts": pytest.approx(now - 5), "links": links(2_000)}
-    assert GPU.objects.get(pk=gpu.pk).util_gpu == 50.0
+    assert GPUState.objects.get(gpu=gpu).util_gpu == 50.0
 
 
 def test_a_gpu_that_reports_no_nvlink_any_more_has_none():
@@ -62,11 +64,11 @@ def test_a_gpu_that_reports_no_nvlink_any_more_has_none():
     assert NvLinkState.objects.count() == 2
 
 
-def test_the_gpu_row_every_flush_rewrites_stays_narrow_with_eighteen_links():
+def test_the_state_row_every_flush_rewrites_stays_narrow_with_eighteen_links():
     gpu, _ = make_gpus()
     write_frames([frame(gpu, 1, time.time(), links(1_000_000))], timezone.now())
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_column_size(g.*) FROM fleet_gpu AS g WHERE id = %s", [gpu.pk])
+        cursor.execute("SELECT pg_column_size(s.*) FROM monitoring_gpustate AS s WHERE gpu_id = %s", [gpu.pk])
         row_bytes = cursor.fetchone()[0]
     assert kept(gpu)["links"] == links(1_000_000)
     assert row_bytes < 700  # 18 links inline made it 1.7 kB, too wide for PostgreSQL's HOT updates

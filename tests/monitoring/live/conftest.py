@@ -13,6 +13,7 @@ from django.test import Client
 
 from fleet.routing import websocket_application
 from monitoring.live.fanout import live_group
+from tests.support.gpus import make_gpu
 
 
 class GroupListener:
@@ -125,7 +126,7 @@ def make_fleet(status: str = "online") -> dict:
     busy_node = Node.objects.create(hostname="gpu-01", status=status, last_seen=timezone.now())
     silent_node = Node.objects.create(hostname="gpu-02", status="offline")
     state = {k: v for k, v in gpu_update().items() if k not in ("uuid", "node", "index", "ts", "memory_total_mib")}
-    busy = GPU.objects.create(
+    busy = make_gpu(
         node=busy_node,
         index=0,
         uuid="GPU-live-0",
@@ -135,7 +136,7 @@ def make_fleet(status: str = "online") -> dict:
         last_sample_at=timezone.now(),
         **state,
     )
-    idle = GPU.objects.create(
+    idle = make_gpu(
         node=busy_node,
         index=1,
         uuid="GPU-live-1",

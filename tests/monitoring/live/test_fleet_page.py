@@ -6,7 +6,9 @@ import pytest
 from django.utils import timezone
 
 from inventory.models import GPU, Node
+from monitoring.storage.latest import ensure
 from tests.monitoring.live.conftest import make_fleet
+from tests.support.gpus import set_states
 
 
 @pytest.fixture
@@ -46,8 +48,8 @@ def test_an_offline_node_is_greyed(client, cast, fleet):
 
 
 def test_throttling_is_shown_from_the_clocks_event_bits(client, cast, fleet):
-    GPU.objects.filter(uuid="GPU-live-0").update(clocks_event_reasons=0x20 | 0x1)
-    GPU.objects.filter(uuid="GPU-live-1").update(clocks_event_reasons=0x1)
+    set_states(GPU.objects.filter(uuid="GPU-live-0"), clocks_event_reasons=0x20 | 0x1)
+    set_states(GPU.objects.filter(uuid="GPU-live-1"), clocks_event_reasons=0x1)
     client.force_login(cast["owner"])
     body = client.get("/fleet/").content.decode()
     assert '<span class="badge red">Thermal throttling</span>' in tile(body, "GPU-live-0")
@@ -56,7 +58,7 @@ def test_throttling_is_shown_from_the_clocks_event_bits(client, cast, fleet):
 
 def test_an_idle_gpu_with_a_forgotten_process_is_held_by_its_os_user(client, cast, fleet):
     processes = [{"pid": 7, "user": "carol", "name": "python", "cmdline": "python x.py", "mem_used_mib": 2048}]
-    GPU.objects.filter(uuid="GPU-live-1").update(processes=processes)
+    set_states(GPU.objects.filter(uuid="GPU-live-1"), processes=processes)
     client.force_login(cast["owner"])
     html = tile(client.get("/fleet/").content.decode(), "GPU-live-1")
     assert "<b>carol</b> python · 2.0 GiB" in html
@@ -82,7 +84,7 @@ def test_free_only_means_free_for_the_viewer(client, cast, fleet, settings):
     # either; a GPU on an offline node is never free.
     settings.FREE_GPU_FOREIGN_MEMORY_MIB = 1024
     small = [{"pid": 8, "user": "bob", "name": "python", "cmdline": "x", "mem_used_mib": 300}]
-    GPU.objects.filter(uuid="GPU-live-1").update(processes=small)
+    set_states(GPU.objects.filter(uuid="GPU-live-1"), processes=small)
     client.force_login(cast["owner"])
     body = client.get("/fleet/").content.decode()
     assert 'data-free="1"' in tile(body, "GPU-live-0") and 'data-free="1"' in tile(body, "GPU-live-1")
@@ -97,7 +99,8 @@ def test_an_empty_fleet_says_how_to_add_a_node(client, cast):
 def test_the_page_does_one_query_per_table_however_large_the_fleet(client, cast, fleet, django_assert_max_num_queries):
     for n in range(3, 10):
         node = Node.objects.create(hostname=f"gpu-{n:02}", last_seen=timezone.now())
-        GPU.objects.bulk_create(GPU(node=node, index=i, uuid=f"GPU-{n}-{i}") for i in range(8))
+        made = GPU.objects.bulk_create(GPU(node=node, index=i, uuid=f"GPU-{n}-{i}") for i in range(8))
+        ensure(gpu.pk for gpu in made)
     client.force_login(cast["owner"])
     with django_assert_max_num_queries(9):
         assert client.get("/fleet/").status_code == 200

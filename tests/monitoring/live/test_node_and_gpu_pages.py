@@ -5,8 +5,10 @@ import time
 
 import pytest
 
-from inventory.models import GPU, NvLinkState
+from inventory.models import GPU
+from monitoring.models import NvLinkState
 from tests.monitoring.live.conftest import make_fleet
+from tests.support.gpus import set_state, set_states
 
 
 @pytest.fixture
@@ -39,10 +41,11 @@ def test_an_unknown_node_is_a_404(client, cast, fleet):
 
 def test_a_gpu_page_shows_details_processes_and_six_charts(client, cast, fleet):
     started = time.time() - 2 * 3600 - 5 * 60
-    GPU.objects.filter(uuid="GPU-live-0").update(
+    set_states(
+        GPU.objects.filter(uuid="GPU-live-0"),
         processes=[
             {"pid": 9, "user": "alice", "name": "python", "cmdline": "python train.py --lr 3e-4", "started_at": started}
-        ]
+        ],
     )
     client.force_login(cast["owner"])
     body = client.get("/fleet/gpus/GPU-live-0/").content.decode()
@@ -56,9 +59,8 @@ def test_a_gpu_page_shows_details_processes_and_six_charts(client, cast, fleet):
 def test_a_gpu_page_lists_each_nvlink_with_a_down_link_as_na(client, cast, fleet):
     gpu = GPU.objects.get(uuid="GPU-live-0")
     links = [{"tx_kib_s": 2_441_406, "rx_kib_s": 976_562}, {"tx_kib_s": None, "rx_kib_s": None}]
-    gpu.nvlink_tx_kib_s, gpu.nvlink_rx_kib_s = 2_441_406, 976_562
-    gpu.save()
-    NvLinkState.objects.create(gpu=gpu, ts=gpu.last_sample_at.timestamp() - 5, links=links)
+    set_state(gpu, nvlink_tx_kib_s=2_441_406, nvlink_rx_kib_s=976_562)
+    NvLinkState.objects.create(gpu=gpu, ts=gpu.state.last_sample_at.timestamp() - 5, links=links)
     client.force_login(cast["owner"])
     body = client.get("/fleet/gpus/GPU-live-0/").content.decode()
     assert 'All links: <span data-field="nvlink_total">2.5 / 1.0 GB/s</span>' in body

@@ -12,6 +12,7 @@ from monitoring.alerts.choices import ReclaimStatus
 from monitoring.ingest.claims import check_claims
 from monitoring.ingest.validation import Problems, check_processes
 from monitoring.processes.models import ProcessStop
+from tests.support.gpus import set_state
 from tests.support.node_workers import run_processes
 from tests.training import conftest as run_fixtures
 from tests.training.conftest import gpus_of, log_of, wait_for, wait_until
@@ -38,14 +39,15 @@ def report_run_processes(node) -> None:
         checked = check_processes(raw, "processes", time.time(), problems, texts_storable=False)
         assert not problems.items, problems.items
         check_claims([(SimpleNamespace(id=gpu.pk), SimpleNamespace(processes=checked))])
-        gpu.processes = checked
-        gpu.save(update_fields=["processes"])
+        set_state(gpu, processes=checked)
 
 
 def reported_ranks(node, run: Run) -> list[tuple]:
     """(GPU, process) for each process of the run the node's GPUs report, as the ingest believed them."""
     report_run_processes(node)
-    return [(gpu, p) for gpu in node.gpus.all() for p in gpu.processes if p.get("run") == run.pk]
+    return [
+        (gpu, p) for gpu in node.gpus.select_related("state") for p in gpu.state.processes if p.get("run") == run.pk
+    ]
 
 
 def ddp_run(user, node) -> Run:

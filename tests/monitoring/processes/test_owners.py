@@ -13,13 +13,14 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from inventory.models import GPU, Node
+from monitoring.alerts.gpu_rows import gpu_rows
 from monitoring.alerts.rules.idle.rule import candidates_of
 from monitoring.costs.models import UsageHour
 from monitoring.costs.rollup import rollup_usage
 from monitoring.ingest.validation import FrameError, check_samples
 from monitoring.ingest.writer import Frame, GPURef, write_frames
 from monitoring.live.state import fleet_payload
-from monitoring.models import ProcessSample
+from monitoring.models import GPUState, ProcessSample
 from monitoring.processes.owners import ProcessOwners, owner_key
 from monitoring.storage.partitions import PARTITIONS
 from reservations.models import Reservation, ReservationEvent
@@ -70,8 +71,7 @@ def ingest(gpu: GPU, processes: list[dict], ts: float | None = None, util: float
         raise checked.refused
     frame = Frame(gpu.node_id, "s", "b", 1, [(ref(gpu), sample) for sample in checked.samples])
     write_frames([frame], timezone.now())
-    gpu.refresh_from_db()
-    return gpu.processes
+    return GPUState.objects.get(gpu=gpu).processes
 
 
 def test_a_process_of_a_run_placed_on_its_gpu_belongs_to_the_runs_owner(fleet):
@@ -168,5 +168,5 @@ def test_an_idle_alert_of_a_runs_process_goes_to_the_runs_owner(fleet):
     users, gpus, run = fleet
     gpu = gpus[("gpu-01", 0)]
     ingest(gpu, [process(4242, run=run.pk, mem=30000)], util=0)
-    [candidate] = candidates_of(list(GPU.objects.filter(pk=gpu.pk).select_related("node")), timezone.now())
+    [candidate] = candidates_of(gpu_rows(GPU.objects.filter(pk=gpu.pk)), timezone.now())
     assert candidate.owner_id == users["alice"].pk and candidate.run_id == run.pk

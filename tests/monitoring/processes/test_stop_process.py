@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 from inventory.models import OsAccount
 from monitoring.alerts.choices import ReclaimStatus
 from monitoring.processes.models import ProcessStop
+from tests.support.gpus import set_state
 from tests.support.monitoring import NODE
 from tests.support.telemetry import add_gpu, process
 from tests.support.workers import wait_for
@@ -35,9 +36,16 @@ def gpu_with_sleeper(cast, sleeper, gpu_models):
     gpu = add_gpu(NODE, 0)
     real = psutil.Process(sleeper.pid)
     started = datetime.fromtimestamp(real.create_time(), tz=UTC)
-    gpu.processes = [process(sleeper.pid, ME, 4096, 0, started, name="sleep", cmdline=" ".join(real.cmdline()))]
-    gpu.save(update_fields=["processes"])
+    set_state(
+        gpu, processes=[process(sleeper.pid, ME, 4096, 0, started, name="sleep", cmdline=" ".join(real.cmdline()))]
+    )
     return gpu
+
+
+def believe_run(gpu, run) -> None:
+    """The GPU's process as the ingest stores one whose run it believed."""
+    state = gpu.state
+    set_state(gpu, processes=[{**state.processes[0], "run": run.pk}, *state.processes[1:]])
 
 
 def api_as(user) -> APIClient:
@@ -105,8 +113,7 @@ def test_a_process_the_fleet_started_belongs_to_its_runs_owner(cast, gpu_with_sl
     from training.models import Run
 
     run = Run.objects.create(owner=cast["teammate"], name="mnist", workload="digits_cnn", strategy="single")
-    gpu_with_sleeper.processes[0]["run"] = run.pk  # as the ingest stores a process whose run it believed
-    gpu_with_sleeper.save(update_fields=["processes"])
+    believe_run(gpu_with_sleeper, run)  # as the ingest stores a process whose run it believed
     response = ask_to_end(cast["owner"], gpu_with_sleeper, sleeper.pid)
     assert response.status_code == 403  # the OS account is alice's, but the run is bob's
     assert not ProcessStop.objects.exists()
@@ -120,8 +127,7 @@ def test_a_finished_runs_leftover_process_is_ended_alone(
 
     run = Run.objects.create(owner=cast["owner"], name="done", workload="digits_cnn", strategy="single")
     Run.objects.filter(pk=run.pk).update(status=RunStatus.SUCCEEDED, finished_at=timezone.now())
-    gpu_with_sleeper.processes[0]["run"] = run.pk
-    gpu_with_sleeper.save(update_fields=["processes"])
+    believe_run(gpu_with_sleeper, run)
 
     with django_capture_on_commit_callbacks(execute=False):
         response = ask_to_end(cast["owner"], gpu_with_sleeper, sleeper.pid)

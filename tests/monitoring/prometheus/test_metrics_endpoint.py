@@ -9,6 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from inventory.choices import NodeStatus
 from inventory.models import GPU, Node
+from tests.support.gpus import make_gpu, set_state
 
 pytestmark = pytest.mark.django_db
 
@@ -30,16 +31,16 @@ def parse(text: str) -> dict:
 def fleet(gpu_models):
     now = timezone.now()
     node = Node.objects.create(hostname="gpu-01", status=NodeStatus.ONLINE, last_seen=now, driver_version="550.54.15")
-    GPU.objects.create(
+    make_gpu(
         node=node, index=3, uuid="GPU-aaa", name='NVIDIA "H100"', memory_total_mib=81559, last_sample_at=now,
         pci_bus_id="00000000:3B:00.0",
         util_gpu=97, util_mem=41, mem_used_mib=60211, temp_c=71, power_w=512.3, sm_clock_mhz=1980,
         mem_clock_mhz=2619, fan_pct=None, pcie_tx_kib_s=1200, pcie_rx_kib_s=88000, ecc_volatile=0,
         clocks_event_reasons=4,
     )  # fmt: skip
-    GPU.objects.create(node=node, index=4, uuid="GPU-old", last_sample_at=now - timedelta(hours=1), util_gpu=5)
+    make_gpu(node=node, index=4, uuid="GPU-old", last_sample_at=now - timedelta(hours=1), util_gpu=5)
     silent = Node.objects.create(hostname="gpu-02", last_seen=now - timedelta(hours=1))
-    GPU.objects.create(node=silent, index=0, uuid="GPU-gone", last_sample_at=now - timedelta(hours=1), util_gpu=5)
+    make_gpu(node=silent, index=0, uuid="GPU-gone", last_sample_at=now - timedelta(hours=1), util_gpu=5)
     return node
 
 
@@ -157,18 +158,17 @@ def test_the_fleet_series_say_who_holds_and_uses_each_gpu_and_how_long_it_idled(
 
     now = timezone.now()
     busy = GPU.objects.get(uuid="GPU-aaa")
-    busy.processes = [{"pid": 4242, "user": "asmith", "mem_used_mib": 59000}]
-    busy.save()
+    set_state(busy, processes=[{"pid": 4242, "user": "asmith", "mem_used_mib": 59000}])
     OsAccount.objects.create(user=cast["owner"], username="asmith")
     Reservation.objects.create(
         user=cast["teammate"], gpu=busy, start=now - timedelta(hours=1), end=now + timedelta(hours=1)
     )
     run = Run.objects.create(owner=cast["teammate"], name="r", workload="digits_cnn", strategy="single")
-    idle = GPU.objects.create(
+    idle = make_gpu(
         node=fleet, index=5, uuid="GPU-idle", last_sample_at=now, util_gpu=0,
         processes=[{"pid": 77, "user": "svc-fleet", "mem_used_mib": 900, "run": run.pk}],
     )  # fmt: skip
-    GPU.objects.create(node=fleet, index=6, uuid="GPU-never", last_sample_at=now, util_gpu=1)
+    make_gpu(node=fleet, index=6, uuid="GPU-never", last_sample_at=now, util_gpu=1)
     ensure_partitions(now - timedelta(minutes=10), now)
     GPUSample.objects.create(gpu=idle, ts=now - timedelta(minutes=10), util_gpu=90)
     PARTITIONS.reset()  # made in this test's transaction, which is rolled back

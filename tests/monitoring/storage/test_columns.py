@@ -2,9 +2,8 @@
 
 from django.db import connection
 
-from inventory.models import GPU
 from monitoring.agent.metrics import BITMASK, COUNTER, GAUGE, METRIC_KEYS, METRICS
-from monitoring.models import GPUHour, GPUMinute, GPUSample
+from monitoring.models import GPUHour, GPUMinute, GPUSample, GPUState
 from monitoring.storage.columns import ROLLUP_COLUMNS, SAMPLE_COLUMNS
 from monitoring.storage.series import rollup_columns
 
@@ -15,7 +14,7 @@ def test_every_metric_has_a_sample_column_of_the_type_its_kind_needs():
     assert [name for name, _ in SAMPLE_COLUMNS] == list(METRIC_KEYS)
     for name, kind in SAMPLE_COLUMNS:
         assert GPUSample._meta.get_field(name).db_type(connection) == POSTGRES_TYPE[kind], name
-        assert GPU._meta.get_field(name).db_type(connection) == POSTGRES_TYPE[kind], name
+        assert GPUState._meta.get_field(name).db_type(connection) == POSTGRES_TYPE[kind], name
 
 
 def test_the_rollup_columns_are_the_models_and_follow_each_metrics_kind():

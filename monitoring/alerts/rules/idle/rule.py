@@ -32,6 +32,7 @@ from monitoring.alerts.windows import (
     stale_after,
 )
 from monitoring.processes.owners import ProcessOwners, believed_run
+from monitoring.storage import latest
 
 KIND = AlertKind.IDLE_PROCESS
 MOMENT = timedelta(seconds=1)
@@ -73,7 +74,7 @@ class Candidate:
 
 def load_gpus(open_alerts: list[Alert]) -> list[GpuRow]:
     open_gpu_ids = {a.gpu_id for a in open_alerts if a.gpu_id}
-    return gpu_rows(GPU.objects.filter(~Q(processes=[]) | Q(id__in=open_gpu_ids)))
+    return gpu_rows(GPU.objects.filter(latest.with_processes() | Q(id__in=open_gpu_ids)))
 
 
 def candidates_of(gpus: list[GpuRow], now: datetime) -> list[Candidate]:
