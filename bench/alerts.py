@@ -133,8 +133,8 @@ WHERE r.role <> 'empty'
 def write_telemetry(roles: dict[int, str], now: datetime, interval: int) -> float:
     from django.db import connection, transaction
 
-    from monitoring.models import GPUState
     from monitoring.storage import partitions, rollups
+    from monitoring.storage.models import GPUState
 
     begin = time.perf_counter()
     start = now - timedelta(hours=1)
@@ -160,7 +160,7 @@ def write_telemetry(roles: dict[int, str], now: datetime, interval: int) -> floa
 
 def latest_state(gpu_id: int, role: str, last: datetime, started: int):
     """The GPU's latest state as the ingest would have left it after the loaded hour."""
-    from monitoring.models import GPUState
+    from monitoring.storage.models import GPUState
 
     util = 0 if role in ("forgotten", "empty", "serving") else 92
     process = {
@@ -195,7 +195,7 @@ def naive_verdicts(now: datetime) -> set[str]:
     from inventory.models import GPU, OsAccount
     from monitoring.alerts.policies import PolicyBook
     from monitoring.alerts.windows import ceil_minute, floor_minute
-    from monitoring.models import GPUMinute, GPUSample
+    from monitoring.storage.models import GPUMinute, GPUSample
 
     idle = set()
     book = PolicyBook()

@@ -26,7 +26,7 @@ def make_fleet(gpus: int) -> None:
     from inventory.models import GPU, Node
     from monitoring.agent.metrics import METRIC_KEYS
     from monitoring.agent.simulate import Simulator
-    from monitoring.models import GPUState
+    from monitoring.storage.models import GPUState
 
     remove_fleet()
     now = timezone.now()

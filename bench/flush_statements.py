@@ -36,9 +36,9 @@ from ingest import GPUS, LINKS, READING, SLOW_EVERY, SLOW_KEYS, remove_nodes  # 
 from inventory.models import GPU  # noqa: E402
 from inventory.nodes import add_node  # noqa: E402
 from monitoring.agent import metrics  # noqa: E402
+from monitoring.ingest.models import AgentSession  # noqa: E402
 from monitoring.ingest.validation import check_samples  # noqa: E402
 from monitoring.ingest.writer import Frame, GPURef, write_frames  # noqa: E402
-from monitoring.models import AgentSession  # noqa: E402
 from wire.jsontext import dumps, loads, storable_json  # noqa: E402
 
 WARM_UP = 30  # flushes left out of the figures

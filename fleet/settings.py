@@ -95,7 +95,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "fleet.context_processors.navigation",
-                "monitoring.context_processors.notifications",
+                "monitoring.notify.context_processors.notifications",
             ],
         },
     },

@@ -63,7 +63,7 @@ LINKS = [{"tx_kib_s": 1200, "rx_kib_s": 88000}, {"tx_kib_s": None, "rx_kib_s": N
 def test_a_database_from_before_the_move_keeps_every_value():
     from accounts.models import ApiToken
     from monitoring.costs.models import UserBudget
-    from monitoring.models import GPUState, NvLinkState
+    from monitoring.storage.models import GPUState, NvLinkState
     from reservations.models import Reservation
 
     latest = latest_nodes()

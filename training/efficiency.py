@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db.models import Avg, Count, Max, Min
 from django.utils import timezone
 
-from monitoring.models import GPUSample, ProcessSample
+from monitoring.storage.models import GPUSample, ProcessSample
 from training.models import Run
 
 

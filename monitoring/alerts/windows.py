@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import connection
 
 from monitoring.alerts.memo import once
-from monitoring.models import RollupProgress
+from monitoring.storage.models import RollupProgress
 
 MINUTE = timedelta(minutes=1)
 

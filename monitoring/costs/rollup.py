@@ -20,8 +20,8 @@ from django.utils import timezone
 from monitoring.alerts.attribution import Attribution
 from monitoring.costs.models import UsageHour, UsageMinute
 from monitoring.costs.rates import price, rates_by_gpu
-from monitoring.models import RollupProgress
 from monitoring.processes.owners import ProcessOwners
+from monitoring.storage.models import RollupProgress
 
 HOUR = timedelta(hours=1)
 MINUTE = timedelta(minutes=1)

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from inventory.models import GPU
 from monitoring.health.models import BurnIn
-from monitoring.models import GPUSample
+from monitoring.storage.models import GPUSample
 from training.choices import RunStatus
 from training.models import Run, run_finished
 from training.workloads import WORKLOADS

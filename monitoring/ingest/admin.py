@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from monitoring.models import AgentSession, NodeStatusChange, SecurityEvent
+from monitoring.ingest.models import AgentSession, NodeStatusChange, SecurityEvent
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

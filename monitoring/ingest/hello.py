@@ -10,10 +10,10 @@ from django.utils import timezone
 from inventory.choices import NodeStatus
 from inventory.gpu_models import model_for_nvml_name
 from inventory.models import GPU, Node
+from monitoring.ingest.models import AgentSession, NodeStatusChange
 from monitoring.ingest.ownership import refuse_foreign_gpus
 from monitoring.ingest.validation import INDEX_MAX, FrameError, GPUInfo, Hello
 from monitoring.ingest.writer import GPURef
-from monitoring.models import AgentSession, NodeStatusChange
 from monitoring.storage import latest
 
 log = logging.getLogger(__name__)

@@ -11,9 +11,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from inventory.models import GPU, Node
-from monitoring.choices import SecurityEventKind
+from monitoring.ingest.choices import SecurityEventKind
+from monitoring.ingest.models import SecurityEvent
 from monitoring.ingest.validation import INDEX_MAX, FrameError
-from monitoring.models import SecurityEvent
 
 log = logging.getLogger("monitoring.security")
 

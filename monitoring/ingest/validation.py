@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.db import models
 
 from monitoring.agent.metrics import BY_KEY, LINK_METRICS, METRICS, NVLINK, NVLINK_MAX_LINKS
-from monitoring.models import GPUSample
+from monitoring.storage.models import GPUSample
 from wire.jsontext import JsonTextError, loads, text_problem
 
 MAX_ERRORS_REPORTED = 10

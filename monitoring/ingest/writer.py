@@ -22,7 +22,7 @@ from monitoring.agent.metrics import METRIC_KEYS, NVLINK, SLOW_KEYS
 from monitoring.ingest.claims import check_claims
 from monitoring.ingest.resume import advance
 from monitoring.ingest.validation import Sample
-from monitoring.models import GPUSample, GPUState, NvLinkState
+from monitoring.storage.models import GPUSample, GPUState, NvLinkState
 from monitoring.storage.partitions import PARTITIONS
 from wire.jsontext import dumps
 
@@ -141,7 +141,7 @@ UPDATE_LATEST_STAGED = f"""
     WHERE gpu.gpu_id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
     RETURNING gpu.gpu_id{SLOW_RETURNED}
 """
-# Per-link NVLink figures keep their own row (monitoring.models.NvLinkState), written only when a sample brings them,
+# Per-link NVLink figures keep their own row (storage.models.NvLinkState), written only when a sample brings them,
 # and only forward in time, so a replayed backlog never overwrites newer figures.
 STORE_LINKS = f"""
     INSERT INTO {LINKS_TABLE} (gpu_id, ts, links)

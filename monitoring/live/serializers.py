@@ -19,8 +19,8 @@ from monitoring.agent.metrics import (
     Metric,
     current_links,
 )
-from monitoring.choices import ThrottleReason, UtilizationBand
 from monitoring.health.status import health_marks
+from monitoring.live.choices import ThrottleReason, UtilizationBand
 from monitoring.processes.owners import believed_run, owner_key
 from reservations.availability import memory_holders
 

@@ -5,8 +5,8 @@ from collections.abc import Iterable
 from inventory.choices import NodeStatus
 from inventory.models import GPU, Node
 from monitoring.agent.metrics import METRIC_KEYS
-from monitoring.choices import UtilizationBand
 from monitoring.health.status import last_burnins
+from monitoring.live.choices import UtilizationBand
 from monitoring.live.serializers import FleetSummarySerializer, NodeSerializer
 from monitoring.processes.owners import owner_key, owner_usernames
 from monitoring.storage import latest

@@ -4,7 +4,7 @@ from django.contrib import admin
 
 from inventory.admin import GPUAdmin
 from monitoring.ingest.admin import ReadOnlyAdmin
-from monitoring.models import RollupProgress
+from monitoring.storage.models import RollupProgress
 
 
 @admin.register(RollupProgress)

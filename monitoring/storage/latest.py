@@ -13,7 +13,7 @@ from django.dispatch import receiver
 
 from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS
-from monitoring.models import GPUState, NvLinkState
+from monitoring.storage.models import GPUState, NvLinkState
 
 # What GPUState keeps of a GPU, by the names readers use.
 STATE_FIELDS = frozenset(("last_sample_at", *METRIC_KEYS, "processes"))

@@ -13,8 +13,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from monitoring.models import RollupProgress
 from monitoring.storage import partitions
+from monitoring.storage.models import RollupProgress
 
 log = logging.getLogger(__name__)
 

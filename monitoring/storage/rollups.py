@@ -12,9 +12,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from monitoring.models import RollupProgress
 from monitoring.storage import partitions
 from monitoring.storage.columns import ROLLUP_COLUMNS
+from monitoring.storage.models import RollupProgress
 
 MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)

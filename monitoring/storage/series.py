@@ -22,8 +22,8 @@ from django.utils import timezone
 
 from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS
-from monitoring.models import RollupProgress
 from monitoring.storage.columns import ROLLUP_COLUMNS
+from monitoring.storage.models import RollupProgress
 from monitoring.storage.rollups import hour_expression, minute_expression
 
 RAW_SPAN = timedelta(hours=6)

@@ -6,7 +6,7 @@ import time
 from django import template
 
 from inventory.choices import NodeStatus
-from monitoring.choices import ThrottleReason, UtilizationBand
+from monitoring.live.choices import ThrottleReason, UtilizationBand
 
 register = template.Library()
 
@@ -146,7 +146,7 @@ def isotime(unix_seconds) -> str:
 @register.simple_tag
 def utilization_legend() -> list[tuple[str, str, str]]:
     """(label, CSS class, range) of each utilization band, idle first."""
-    from monitoring.choices import UTILIZATION_BAND_FLOORS
+    from monitoring.live.choices import UTILIZATION_BAND_FLOORS
 
     floors = sorted((floor, band) for floor, band in UTILIZATION_BAND_FLOORS)
     ceilings = [floor for floor, _ in floors[1:]] + [100]

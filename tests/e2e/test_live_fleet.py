@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from inventory.models import GPU, GPUModel, Node
 from inventory.nodes import add_node
-from monitoring.models import GPUSample
+from monitoring.storage.models import GPUSample
 from tests.conftest import log_in
 from tests.monitoring.ingest.agents import gpu_uuid, hello, samples
 from tests.monitoring.live.conftest import gpu_update, store_samples

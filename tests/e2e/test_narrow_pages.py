@@ -8,7 +8,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from inventory.models import GPUModel, Node, NvLinkState
-from monitoring.models import GPUSample
+from monitoring.storage.models import GPUSample
 from tests.conftest import log_in
 from tests.monitoring.live.conftest import store_samples
 from tests.support.gpus import make_gpu

@@ -22,7 +22,7 @@ from inventory.nodes import add_node
 from monitoring.alerts.rules.idle.rule import IdleProcessRule
 from monitoring.costs.models import UsageHour
 from monitoring.costs.rollup import rollup_usage
-from monitoring.models import GPUState
+from monitoring.storage.models import GPUState
 from reservations.models import Reservation, ReservationEvent
 from reservations.watch import watch_reservations
 from tests.conftest import log_in
@@ -35,7 +35,7 @@ from training.models import Run
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 HOLD_SCRIPT = """
 import argparse, time
-from monitoring.models import GPUState
+from monitoring.storage.models import GPUState
 argparse.ArgumentParser().parse_known_args()
 held = bytearray(256 * 1024 * 1024)
 for i in range(0, len(held), 4096):

@@ -3,8 +3,8 @@
 from django.db.models import QuerySet
 
 from inventory.models import GPU
-from monitoring.models import GPUState
 from monitoring.storage.latest import STATE_FIELDS
+from monitoring.storage.models import GPUState
 
 
 def split(fields: dict) -> tuple[dict, dict]:

@@ -9,7 +9,7 @@ from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.agent.simulate import Simulator
 from monitoring.agent.simulate_health import XID_FIRST_S, XID_PERIOD_S
 from monitoring.health.models import BurnIn
-from monitoring.models import GPUSample
+from monitoring.storage.models import GPUSample
 from monitoring.storage.partitions import create_missing
 from tests.support.gpus import set_states
 

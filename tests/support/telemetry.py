@@ -8,8 +8,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from inventory.models import GPU, GPUModel, Node
-from monitoring.models import GPUSample, ProcessSample, RollupProgress
 from monitoring.storage import partitions, rollups
+from monitoring.storage.models import GPUSample, ProcessSample, RollupProgress
 from tests.support.gpus import set_states
 
 Util = float | Callable[[datetime], float]

@@ -9,7 +9,7 @@ from django.utils import timezone
 from inventory.choices import NodeStatus
 from inventory.models import Node
 from monitoring.health.models import BurnIn
-from monitoring.models import GPUSample
+from monitoring.storage.models import GPUSample
 from tests.support.telemetry import ensure_partitions
 from tests.training.conftest import gpus_of, log_of, wait_for
 from training.choices import RunStatus

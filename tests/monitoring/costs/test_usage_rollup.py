@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from inventory.models import Node
 from monitoring.costs.models import UsageHour, UsageMinute
 from monitoring.costs.rollup import MINUTES_SQL, rollup_usage
-from monitoring.models import RollupProgress
+from monitoring.storage.models import RollupProgress
 from tests.support.monitoring import T0
 from tests.support.telemetry import add_gpu, process, stream
 

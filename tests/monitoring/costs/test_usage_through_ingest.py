@@ -8,7 +8,7 @@ from channels.db import database_sync_to_async
 
 from monitoring.costs.models import UsageHour
 from monitoring.costs.rollup import rollup_usage
-from monitoring.models import RollupProgress
+from monitoring.storage.models import RollupProgress
 from tests.support.ingest import stream
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -3,8 +3,8 @@
 from datetime import datetime, timedelta
 
 from inventory.models import GPU, Node
-from monitoring.models import GPUSample
 from monitoring.storage import partitions
+from monitoring.storage.models import GPUSample
 
 
 def make_gpus(count: int = 2, hostname: str = "gpu-01") -> list[GPU]:

@@ -5,7 +5,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from inventory.models import Node
-from monitoring.models import AgentSession, NodeStatusChange, RollupProgress, SecurityEvent
+from monitoring.ingest.models import AgentSession, NodeStatusChange, SecurityEvent
+from monitoring.storage.models import RollupProgress
 
 pytestmark = pytest.mark.django_db
 

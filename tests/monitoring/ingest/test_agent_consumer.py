@@ -7,7 +7,8 @@ import pytest
 
 from inventory.choices import NodeStatus
 from inventory.models import GPU, GPUModel, Node
-from monitoring.models import AgentSession, GPUSample, GPUState, NodeStatusChange, ProcessSample
+from monitoring.ingest.models import AgentSession, NodeStatusChange
+from monitoring.storage.models import GPUSample, GPUState, ProcessSample
 from tests.monitoring.ingest.agents import gpu_uuid, samples
 from tests.monitoring.ingest.conftest import orm
 

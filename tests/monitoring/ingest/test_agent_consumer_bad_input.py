@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.test import override_settings
 
-from monitoring.models import GPUSample
+from monitoring.storage.models import GPUSample
 from tests.monitoring.ingest.agents import reading, samples
 from tests.monitoring.ingest.conftest import orm
 

@@ -10,7 +10,8 @@ from django.test import override_settings
 from inventory.nodes import add_node
 from monitoring.ingest import batcher as batcher_module
 from monitoring.ingest.batcher import batcher
-from monitoring.models import AgentSession, GPUSample
+from monitoring.ingest.models import AgentSession
+from monitoring.storage.models import GPUSample
 from tests.monitoring.ingest.agents import samples
 from tests.monitoring.ingest.conftest import orm
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inventory.nodes import add_node
-from monitoring.models import GPUSample
+from monitoring.storage.models import GPUSample
 from tests.monitoring.ingest.agents import gpu_uuid, hello, samples
 from tests.support.processes import ServerProcess, process_environment, wait_for_other_sessions_to_end
 

@@ -6,7 +6,8 @@ from django.core.management import call_command
 
 from inventory.models import GPU
 from inventory.nodes import add_node
-from monitoring.models import GPUSample, SecurityEvent
+from monitoring.ingest.models import SecurityEvent
+from monitoring.storage.models import GPUSample
 from tests.monitoring.ingest.agents import gpu_uuid, hello, samples
 from tests.monitoring.ingest.conftest import orm
 

@@ -12,7 +12,7 @@ from inventory.models import GPU
 from monitoring.agent import frames
 from monitoring.agent.metrics import SLOW_KEYS
 from monitoring.agent.nvml import NvmlBackend
-from monitoring.models import GPUSample, GPUState
+from monitoring.storage.models import GPUSample, GPUState
 from tests.monitoring.agent.fake_nvml import NOT_SUPPORTED, FakeGpu, FakeNvml, nvml_error
 from tests.monitoring.ingest.conftest import orm
 

@@ -6,9 +6,9 @@ from django.utils import timezone
 
 from inventory.models import GPU, GPUModel, Node
 from monitoring.ingest.hello import accept_hello
+from monitoring.ingest.models import SecurityEvent
 from monitoring.ingest.ownership import ForeignGPU, move_gpu
 from monitoring.ingest.validation import check_hello
-from monitoring.models import SecurityEvent
 from tests.monitoring.ingest.agents import gpu_uuid, hello
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from monitoring.models import GPUSample, ProcessSample
+from monitoring.storage.models import GPUSample, ProcessSample
 from tests.monitoring.ingest.agents import hello, samples
 from tests.monitoring.ingest.conftest import orm
 

@@ -13,7 +13,8 @@ from inventory.nodes import add_node
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.ingest import presence, publish
 from monitoring.ingest.batcher import batcher
-from monitoring.models import GPUSample, GPUState, NodeStatusChange, ProcessSample
+from monitoring.ingest.models import NodeStatusChange
+from monitoring.storage.models import GPUSample, GPUState, ProcessSample
 from tests.monitoring.ingest.agents import gpu_uuid, samples
 from tests.monitoring.ingest.conftest import orm
 from tests.support.processes import database_url_for_processes

@@ -10,7 +10,7 @@ from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS, SLOW_KEYS
 from monitoring.ingest.validation import INTEGER_COLUMNS, Sample
 from monitoring.ingest.writer import Frame, GPURef, write_frames
-from monitoring.models import GPUSample, GPUState
+from monitoring.storage.models import GPUSample, GPUState
 from tests.monitoring.ingest.storage import make_gpus
 
 pytestmark = pytest.mark.django_db

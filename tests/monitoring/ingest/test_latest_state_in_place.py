@@ -13,7 +13,7 @@ from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.ingest.validation import INTEGER_COLUMNS, Sample
 from monitoring.ingest.writer import Frame, GPURef, write_frames
-from monitoring.models import GPUState
+from monitoring.storage.models import GPUState
 from tests.monitoring.ingest.storage import make_gpus
 
 # Real commits: a page is pruned of the versions a flush left behind only once no transaction can see them.

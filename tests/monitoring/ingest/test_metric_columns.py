@@ -3,7 +3,7 @@
 from django.db import models
 
 from monitoring.agent.metrics import METRIC_KEYS, METRICS
-from monitoring.models import GPUHour, GPUMinute, GPUSample, GPUState
+from monitoring.storage.models import GPUHour, GPUMinute, GPUSample, GPUState
 from monitoring.storage.rollups import ROLLUP_COLUMNS
 
 METRIC_FIELD_TYPES = (models.FloatField, models.BigIntegerField)

@@ -12,8 +12,8 @@ from inventory.models import GPU
 from monitoring.agent import frames
 from monitoring.agent.metrics import NVLINK_STALE_S
 from monitoring.agent.nvml import NvmlBackend
-from monitoring.models import GPUSample
 from monitoring.storage import latest
+from monitoring.storage.models import GPUSample
 from tests.monitoring.agent.fake_nvml import NOT_SUPPORTED, FakeGpu, FakeNvml, nvml_error
 from tests.monitoring.agent.test_nvml import nvlink_gpu
 from tests.monitoring.ingest.conftest import orm

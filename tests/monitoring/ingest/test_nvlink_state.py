@@ -11,8 +11,8 @@ from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.ingest.validation import Sample
 from monitoring.ingest.writer import Frame, GPURef, write_frames, write_one_by_one
-from monitoring.models import GPUState, NvLinkState
 from monitoring.storage import latest
+from monitoring.storage.models import GPUState, NvLinkState
 from tests.monitoring.ingest.storage import make_gpus
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ import time_machine
 from django.db import connection
 from django.test import override_settings
 
-from monitoring.models import GPUHour, GPUMinute, GPUSample, RollupProgress
 from monitoring.storage import partitions, retention
+from monitoring.storage.models import GPUHour, GPUMinute, GPUSample, RollupProgress
 from monitoring.storage.retention import enforce_retention
 from monitoring.storage.rollups import rollup_hours, rollup_minutes
 from tests.monitoring.ingest.storage import make_gpus, store

@@ -9,7 +9,7 @@ from django.utils import timezone
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.ingest.validation import Sample
 from monitoring.ingest.writer import Frame, GPURef, write_frames
-from monitoring.models import GPUHour, GPUMinute, RollupProgress
+from monitoring.storage.models import GPUHour, GPUMinute, RollupProgress
 from monitoring.storage.rollups import rollup_hours, rollup_minutes
 from tests.monitoring.ingest.storage import make_gpus, store
 

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from inventory.nodes import add_node
-from monitoring.models import AgentSession, GPUSample
+from monitoring.ingest.models import AgentSession
+from monitoring.storage.models import GPUSample
 from tests.support.processes import BASE_DIR, ServerProcess, process_environment, wait_for_other_sessions_to_end
 
 pytestmark = pytest.mark.django_db(transaction=True)

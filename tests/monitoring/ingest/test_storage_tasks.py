@@ -11,8 +11,8 @@ from django.db import connection
 from django.utils import timezone
 
 from fleet.celery import app
-from monitoring.models import GPUMinute, RollupProgress
 from monitoring.storage import partitions
+from monitoring.storage.models import GPUMinute, RollupProgress
 from monitoring.storage.tasks import prepare_partitions, rollup_minutes
 from tests.monitoring.ingest.storage import make_gpus, store
 from tests.support.processes import BASE_DIR, process_environment, wait_for_other_sessions_to_end

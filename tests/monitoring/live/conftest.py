@@ -162,7 +162,7 @@ def store_samples(samples: list) -> None:
     """Store raw GPUSample rows, making the daily partitions they fall in first (as the ingest does)."""
     from datetime import UTC
 
-    from monitoring.models import GPUSample
+    from monitoring.storage.models import GPUSample
     from monitoring.storage.partitions import create_missing
 
     create_missing({sample.ts.astimezone(UTC).date() for sample in samples})

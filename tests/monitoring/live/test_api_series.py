@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from inventory.models import GPU, Node
 from monitoring.live.charts import gpu_series
-from monitoring.models import GPUHour, GPUMinute, GPUSample, RollupProgress
+from monitoring.storage.models import GPUHour, GPUMinute, GPUSample, RollupProgress
 from tests.monitoring.live.conftest import store_samples
 
 

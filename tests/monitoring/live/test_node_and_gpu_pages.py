@@ -6,7 +6,7 @@ import time
 import pytest
 
 from inventory.models import GPU
-from monitoring.models import NvLinkState
+from monitoring.storage.models import NvLinkState
 from tests.monitoring.live.conftest import make_fleet
 from tests.support.gpus import set_state, set_states
 

@@ -20,8 +20,8 @@ from monitoring.costs.rollup import rollup_usage
 from monitoring.ingest.validation import FrameError, check_samples
 from monitoring.ingest.writer import Frame, GPURef, write_frames
 from monitoring.live.state import fleet_payload
-from monitoring.models import GPUState, ProcessSample
 from monitoring.processes.owners import ProcessOwners, owner_key
+from monitoring.storage.models import GPUState, ProcessSample
 from monitoring.storage.partitions import PARTITIONS
 from reservations.models import Reservation, ReservationEvent
 from reservations.watch import watch_reservations

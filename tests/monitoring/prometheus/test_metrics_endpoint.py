@@ -150,7 +150,7 @@ def test_every_scrape_path_wants_the_token(client, fleet, path):
 @override_settings(METRICS_TOKEN=TOKEN, ALERT_IDLE_MAX_UTIL_PCT=5.0)
 def test_the_fleet_series_say_who_holds_and_uses_each_gpu_and_how_long_it_idled(client, cast, fleet):
     from inventory.models import OsAccount
-    from monitoring.models import GPUSample
+    from monitoring.storage.models import GPUSample
     from monitoring.storage.partitions import PARTITIONS
     from reservations.models import Reservation
     from tests.support.telemetry import ensure_partitions

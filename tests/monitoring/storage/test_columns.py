@@ -3,8 +3,8 @@
 from django.db import connection
 
 from monitoring.agent.metrics import BITMASK, COUNTER, GAUGE, METRIC_KEYS, METRICS
-from monitoring.models import GPUHour, GPUMinute, GPUSample, GPUState
 from monitoring.storage.columns import ROLLUP_COLUMNS, SAMPLE_COLUMNS
+from monitoring.storage.models import GPUHour, GPUMinute, GPUSample, GPUState
 from monitoring.storage.series import rollup_columns
 
 POSTGRES_TYPE = {"float8": "double precision", "int8": "bigint"}

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from inventory.models import GPU, Node
-from monitoring.models import GPUMinute, GPUSample
+from monitoring.storage.models import GPUMinute, GPUSample
 from monitoring.storage.partitions import PARTITIONS
 from monitoring.storage.xid import XidEvent, xid_events
 from tests.support.telemetry import ensure_partitions

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from monitoring.alerts.models import Alert
 from monitoring.alerts.windows import gpu_util_windows, process_memory_windows, process_sm_windows, stale_after
-from monitoring.models import ProcessSample
+from monitoring.storage.models import ProcessSample
 
 NO_DATA_PREFIX = "No data"
 

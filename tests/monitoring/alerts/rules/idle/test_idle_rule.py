@@ -7,7 +7,7 @@ import pytest
 from monitoring.alerts import engine
 from monitoring.alerts.choices import AlertEventKind, AlertKind, AlertStatus
 from monitoring.alerts.models import Alert, AlertEvent, IdlePolicy
-from monitoring.models import GPUMinute
+from monitoring.storage.models import GPUMinute
 from tests.support.monitoring import T0
 from tests.support.telemetry import add_gpu, latest_state, process, roll_up, stream
 

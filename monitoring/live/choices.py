@@ -1,11 +1,6 @@
-"""Choices of telemetry: security events, and how a GPU's latest state reads (utilization band, throttling)."""
+"""How a GPU's latest state reads on the live pages: its utilization band and why it throttles, with colours."""
 
 from django.db import models
-
-
-class SecurityEventKind(models.TextChoices):
-    FOREIGN_GPU = "foreign_gpu", "Hello listed another node's GPU"
-    GPU_MOVED = "gpu_moved", "GPU moved by an admin"
 
 
 class UtilizationBand(models.TextChoices):
