@@ -3,8 +3,9 @@
 Nearly every frame an agent sends is plain: each value a number in its metric's range, each GPU announced,
 each time recent. For such a text, msgspec decodes straight into typed records whose types and ranges
 come from the same specs validation.py checks (the metric list, the per-link and process limits), so no
-dict per sample is built and no value is tested in Python. Parsing and checking an 8-GPU frame costs about
-half of orjson and validation.check_samples, and each further metric a quarter as much.
+dict per sample is built and no value is tested in Python. Parsing and checking an 8-GPU frame costs much
+less than orjson and validation.check_samples, and each further metric less again
+(docs/benchmarks.md#where-a-samples-time-goes).
 
 Anything else (a value out of range, a whole number sent as 5.0, an unknown GPU, a string with a NUL,
 nesting or strings over the limits, a frame that is not a samples frame) returns None, and the caller

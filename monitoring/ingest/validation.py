@@ -223,8 +223,8 @@ def plain_metrics_source(specs: tuple) -> str:
     """Source of plain_metrics(raw): the values of check_metrics when every one passes, else None.
 
     This runs for every sample of every GPU. Written out metric by metric (as dataclasses and namedtuple write
-    their methods), a 29-metric sample costs 0.6x the loop over METRIC_SPECS below, which then runs only for
-    a sample with a value to refuse and names why.
+    their methods), a sample costs less than the loop over METRIC_SPECS below, which then runs only for a sample
+    with a value to refuse and names why (docs/benchmarks.md#where-a-samples-time-goes).
     """
     lines = ["def plain_metrics(raw):", "    get = raw.get"]
     for number, (key, low, high, whole) in enumerate(specs):

@@ -2,8 +2,8 @@
 
 Raw and process samples are COPied (binary) into session-local staging tables and moved over with
 INSERT ... SELECT ... ON CONFLICT DO NOTHING, so a replayed sample is skipped by the primary key.
-COPY costs a fifth to a third of the client CPU of a multi-row INSERT over unnested arrays and two
-thirds of its time (INGEST_WRITER=insert keeps that one; docs/benchmarks.md#ingest has the figures). The GPUs' latest
+COPY costs less client CPU and less time than a multi-row INSERT over unnested arrays (INGEST_WRITER=insert keeps
+that one; docs/benchmarks.md#write-method has the figures). The GPUs' latest
 state (telemetry's GPUState rows) is one UPDATE ... FROM unnest(...) per flush and only moves forward in time,
 so a replay never overwrites newer state.
 """
@@ -82,7 +82,8 @@ class Stage:
 SAMPLE_STAGE = Stage("ingest_stage_gpusample", SAMPLE_COLUMNS)
 PROCESS_STAGE = Stage("ingest_stage_processsample", PROCESS_COLUMNS)
 # One statement moves both: the samples that are new (a replayed one conflicts and is skipped), then the
-# processes of exactly those samples, with a plain insert (ON CONFLICT cost a third more per process row).
+# processes of exactly those samples, with a plain insert (ON CONFLICT costs more per process row;
+# docs/benchmarks.md#write-method).
 INSERT_FROM_STAGES = f"""
     WITH new AS (
         INSERT INTO monitoring_gpusample (gpu_id, ts, {METRIC_LIST})
@@ -128,7 +129,7 @@ UPDATE_LATEST = f"""
     RETURNING gpu.gpu_id{SLOW_RETURNED}
 """
 # The same update for the COPY writer, its metric values read from the sample stage the flush has filled: sent
-# as arrays they cost the server ~0.17 µs per field per GPU to dump (psycopg dumps list elements in Python).
+# as arrays they cost the server time for every field of every GPU (psycopg dumps list elements in Python).
 # Of two staged rows of one GPU and time, the first copied is the one taken, as from the arrays.
 UPDATE_LATEST_STAGED = f"""
     UPDATE {STATE_TABLE} AS gpu SET {latest_state_set("v.t", "v.processes", lambda key: f"v.m_{key}")}
@@ -260,7 +261,7 @@ def bound_cursor() -> psycopg.Cursor:
     """A cursor with server-side binding: the arrays travel as binary parameters instead of SQL text.
 
     Django's cursors bind on the client, which renders every array as a literal for PostgreSQL to parse
-    back (2.9x the CPU for a 4,096-sample flush; docs/benchmarks.md#ingest). Same connection, same transaction.
+    back, at several times the CPU (docs/benchmarks.md#write-method). Same connection, same transaction.
     """
     connection.ensure_connection()
     return psycopg.Cursor(connection.connection)

@@ -26,8 +26,8 @@ class GPUSample(MetricColumns):
     """One raw sample of one GPU (kept a short time, then rolled up)."""
 
     pk = models.CompositePrimaryKey("gpu", "ts")
-    # No database-level foreign key on the raw tables: its per-row check at commit made a flush 1.6x as
-    # slow (docs/benchmarks.md#ingest). The ingest writes only GPUs a hello registered; deleting a GPU through
+    # No database-level foreign key on the raw tables: its per-row check at commit made every flush
+    # slower (docs/benchmarks.md#write-method). The ingest writes only GPUs a hello registered; deleting a GPU through
     # Django still deletes its samples.
     gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="samples", db_constraint=False)
     ts = models.DateTimeField()
