@@ -4,7 +4,8 @@
         python bench/ingest.py [--agents 16] [--seconds 20] [--servers uvicorn] \\
                                [--writers insert,copy,per-sample] [--rate 0]
 
-For each server and writer it starts the server (one process), registers fresh nodes, and runs a
+For each server and writer (copy is the product's; insert and per-sample are bench/baseline_writers.py's) it
+starts the server (one process), registers fresh nodes, and runs a
 load generator that speaks protocol v1: hello, then samples frames of 8 GPUs (one training process
 each) as fast as acks allow (at most --window unacked frames per agent) or at --rate frames/s per
 agent. It reports samples/s acked (an ack means committed) over the measured window, the server's
@@ -78,15 +79,23 @@ def server_argv(kind: str, port: int) -> list[str]:
     return local_command(port, *options.split())
 
 
+def writer_argv(argv: list[str], writer: str) -> list[str]:
+    """The product's server (copy), or the same server with a baseline writer (bench/baseline_server.py)."""
+    if writer == "copy":
+        return argv
+    return [sys.executable, str(BASE_DIR / "bench" / "baseline_server.py"), *argv[3:]]
+
+
 def start_server(kind: str, writer: str, log_dir: Path) -> tuple[subprocess.Popen, int]:
     port = free_port()
-    env = dict(os.environ, INGEST_WRITER=writer, DEBUG="0", LOG_LEVEL="WARNING", PYTHONUNBUFFERED="1")
+    env = dict(os.environ, BENCH_WRITER=writer, DEBUG="0", LOG_LEVEL="WARNING", PYTHONUNBUFFERED="1")
     # The load generator sends frames as fast as acks allow, far above an agent's rate: lift the per-connection
     # limits (still checked on every frame) unless the caller set them.
     env.setdefault("AGENT_MAX_FRAMES_PER_S", "1000000")
     env.setdefault("AGENT_MAX_BYTES_PER_S", "10000000000")
     log = open(log_dir / f"server-{kind.partition(':')[0]}-{writer}.log", "wb")
-    process = subprocess.Popen(server_argv(kind, port), cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+    argv = writer_argv(server_argv(kind, port), writer)
+    process = subprocess.Popen(argv, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while True:
         try:

@@ -16,7 +16,7 @@ Scenarios (the same run, so the ratios hold on a noisy machine):
   per-flush  N agents, 20 ms tick: close to one message per ingest flush, the design not taken
   *-pages    the same with --pages fleet pages open at once (the fan-out's cost grows with pages)
   one-insert-per-sample  coalesced, but the server writes one INSERT per sample, one transaction per
-             frame (INGEST_WRITER=per-sample): the naive baseline of the write path
+             frame (the per-sample writer of bench/baseline_writers.py): the naive baseline of the write path
 
 Nodes are named bench-live-NNN; the script removes them (and their samples) at the end. The servers'
 logs go to var/bench-live-server.log.
@@ -118,7 +118,7 @@ def session_cookie() -> str:
 
 def server_environment(tick_s: float, writer: str = "copy") -> dict:
     env = dict(os.environ)
-    env.update(DEBUG="0", LIVE_TICK_S=str(tick_s), PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING", INGEST_WRITER=writer)
+    env.update(DEBUG="0", LIVE_TICK_S=str(tick_s), PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING", BENCH_WRITER=writer)
     return env
 
 
@@ -227,7 +227,10 @@ def run_scenario(name: str, agents: int, tick_s: float, pages: int, writer: str,
     port = free_port()
     log = open(ROOT / "var" / "bench-live-server.log", "ab")
     env = server_environment(tick_s, writer)
-    server = subprocess.Popen(local_command(port, "--log-level", "warning"), cwd=ROOT, env=env, stdout=log, stderr=log)
+    argv = local_command(port, "--log-level", "warning")
+    if writer != "copy":  # the same server with a baseline writer (bench/baseline_writers.py)
+        argv = [sys.executable, str(ROOT / "bench" / "baseline_server.py"), *argv[3:]]
+    server = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=log)
     load = None
     try:
         url = f"http://127.0.0.1:{port}"

@@ -269,11 +269,9 @@ AGENT_MAX_BYTES_PER_S = env_float("AGENT_MAX_BYTES_PER_S", default=256 * 1024, m
 AGENT_LIMIT_BURST_S = env_float("AGENT_LIMIT_BURST_S", default=60.0, minimum=1.0)
 METRICS_TOKEN = env_str("METRICS_TOKEN", default="")
 # Ingest: frames from every agent connection wait up to INGEST_FLUSH_MS (or until INGEST_FLUSH_SAMPLES
-# samples are waiting) and are written in one transaction. INGEST_WRITER: "copy" (COPY through staging
-# tables), "insert" (multi-row INSERT) or "per-sample" (one INSERT per sample; the benchmark's baseline).
+# samples are waiting) and are written in one transaction (COPY through staging tables).
 INGEST_FLUSH_MS = env_float("INGEST_FLUSH_MS", default=20.0, minimum=1.0)
 INGEST_FLUSH_SAMPLES = env_int("INGEST_FLUSH_SAMPLES", default=5000, minimum=1)
-INGEST_WRITER = env_choice("INGEST_WRITER", default="copy", choices=("copy", "insert", "per-sample"))
 # Retention: raw samples, then 1-minute rollups, then 1-hour rollups (0 keeps them forever).
 FLEET_RAW_RETENTION_HOURS = env_int("FLEET_RAW_RETENTION_HOURS", default=48, minimum=2)
 FLEET_MINUTE_RETENTION_DAYS = env_int("FLEET_MINUTE_RETENTION_DAYS", default=90, minimum=1)

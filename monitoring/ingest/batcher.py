@@ -55,10 +55,9 @@ class Link:
 
 
 class Batcher:
-    def __init__(self, flush_s: float, max_samples: int, method: str):
+    def __init__(self, flush_s: float, max_samples: int):
         self.flush_s = flush_s
         self.max_samples = max_samples
-        self.method = method
         self.flushes = 0
         self.recoveries = 0  # faults the writer went on after (a batch failed outside the write, a restart)
         self._pending: list[tuple[Frame, asyncio.Future]] = []
@@ -174,7 +173,7 @@ class Batcher:
     def _write(self, frames: list[Frame]) -> FlushResult:
         close_old_connections()
         started = time.perf_counter()
-        result = write_frames(frames, timezone.now(), self.method)
+        result = write_frames(frames, timezone.now())
         log.debug("flushed %d frames, %d samples in %.1f ms", len(frames), result.samples, self._ms(started))
         return result
 
@@ -245,7 +244,7 @@ def batcher() -> Batcher:
     loop = asyncio.get_running_loop()
     if loop not in _batchers:
         flush_s = settings.INGEST_FLUSH_MS / 1000
-        _batchers[loop] = Batcher(flush_s, settings.INGEST_FLUSH_SAMPLES, settings.INGEST_WRITER)
+        _batchers[loop] = Batcher(flush_s, settings.INGEST_FLUSH_SAMPLES)
     return _batchers[loop]
 
 

@@ -20,7 +20,6 @@ import uuid
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
-from django.utils import timezone
 
 from fleet.websocket import EventLoopDispatch, deny_handshake
 from inventory.node_tokens import hash_token
@@ -33,7 +32,7 @@ from monitoring.ingest.ownership import ForeignGPU, record_foreign_gpus
 from monitoring.ingest.plain_frames import plain_samples
 from monitoring.ingest.presence import start_sweeper
 from monitoring.ingest.validation import FrameError, SamplesFrame, check_hello, check_samples, parse
-from monitoring.ingest.writer import Frame, write_one_by_one
+from monitoring.ingest.writer import Frame
 from monitoring.prometheus import server as server_metrics
 from wire.jsontext import storable_json
 
@@ -198,16 +197,7 @@ class AgentConsumer(EventLoopDispatch, AsyncWebsocketConsumer):
         samples = [(self.welcome.gpus[sample.uuid], sample) for sample in checked.samples]
         # A frame whose every sample was refused still goes through, empty: its seq is settled for resume_seq.
         item = Frame(self.node.pk, self.hello.session, self.hello.boot_id, checked.seq, samples, self.link)
-        if settings.INGEST_WRITER == "per-sample":
-            await self.store_one_by_one(item, checked.refused)
-            return
         await self.acks.put((checked.seq, batcher().submit(item), checked.refused, bool(samples)))
-
-    async def store_one_by_one(self, item: Frame, refused: FrameError | None) -> None:
-        """The baseline the benchmark compares with: one transaction per frame, one INSERT per sample."""
-        result = await database_sync_to_async(write_one_by_one)(item, timezone.now())
-        await self.answer(item.seq, refused, bool(item.samples))
-        await publish.gpu_updates(result.gpu_updates)
 
     async def answer(self, seq: int, refused: FrameError | None, stored_some: bool) -> None:
         """After the commit: the ack when any sample was stored, then the error naming each refused sample."""

@@ -2,8 +2,8 @@
 
 Raw and process samples are COPied (binary) into session-local staging tables and moved over with
 INSERT ... SELECT ... ON CONFLICT DO NOTHING, so a replayed sample is skipped by the primary key.
-COPY costs less client CPU and less time than a multi-row INSERT over unnested arrays (INGEST_WRITER=insert keeps
-that one; docs/benchmarks.md#write-method has the figures). The GPUs' latest
+COPY costs less client CPU and less time than a multi-row INSERT over unnested arrays (bench/baseline_writers.py
+keeps that one as the benchmark's baseline; docs/benchmarks.md#write-method). The GPUs' latest
 state (telemetry's GPUState rows) is one UPDATE ... FROM unnest(...) per flush and only moves forward in time,
 so a replay never overwrites newer state.
 """
@@ -37,12 +37,6 @@ METRIC_LIST = ", ".join(METRIC_KEYS)
 METRIC_ARRAYS = ", ".join(f"%b::{SQL_TYPES[key]}[]" for key in METRIC_KEYS)
 METRIC_ALIASES = ", ".join(f"m_{key}" for key in METRIC_KEYS)
 
-INSERT_SAMPLES = f"""
-    INSERT INTO monitoring_gpusample (gpu_id, ts, {METRIC_LIST})
-    SELECT g, to_timestamp(t), {METRIC_ALIASES}
-    FROM unnest(%b::bigint[], %b::float8[], {METRIC_ARRAYS}) AS v(g, t, {METRIC_ALIASES})
-    ON CONFLICT (gpu_id, ts) DO NOTHING
-"""
 PROCESS_COLUMNS = (
     ("g", "bigint"),
     ("t", "float8"),
@@ -96,15 +90,6 @@ INSERT_FROM_STAGES = f"""
     SELECT p.g, new.ts, p.pid, p.os_user, p.name, p.cmdline, p.mem, p.sm, to_timestamp(p.started), p.run
     FROM ingest_stage_processsample AS p JOIN new ON new.gpu_id = p.g AND new.ts = to_timestamp(p.t)
 """
-INSERT_PROCESSES = """
-    INSERT INTO monitoring_processsample
-        (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at, run_id)
-    SELECT g, to_timestamp(t), pid, os_user, name, cmdline, mem, sm, to_timestamp(started), run
-    FROM unnest(%b::bigint[], %b::float8[], %b::int[], %b::text[], %b::text[], %b::text[],
-                %b::float8[], %b::float8[], %b::float8[], %b::bigint[])
-         AS v(g, t, pid, os_user, name, cmdline, mem, sm, started, run)
-    ON CONFLICT (gpu_id, ts, pid) DO NOTHING
-"""
 
 
 def latest_value(key: str, new: str) -> str:
@@ -121,15 +106,8 @@ def latest_state_set(time: str, processes: str, value_of) -> str:
 SLOW_RETURNED = "".join(f", gpu.{key}" for key in SLOW_KEYS)
 STATE_TABLE = GPUState._meta.db_table
 LINKS_TABLE = NvLinkState._meta.db_table
-UPDATE_LATEST = f"""
-    UPDATE {STATE_TABLE} AS gpu SET {latest_state_set("v.t", "v.processes", lambda key: f"v.m_{key}")}
-    FROM unnest(%b::bigint[], %b::float8[], %b::text[], {METRIC_ARRAYS})
-        AS v(g, t, processes, {METRIC_ALIASES})
-    WHERE gpu.gpu_id = v.g AND (gpu.last_sample_at IS NULL OR gpu.last_sample_at < to_timestamp(v.t))
-    RETURNING gpu.gpu_id{SLOW_RETURNED}
-"""
-# The same update for the COPY writer, its metric values read from the sample stage the flush has filled: sent
-# as arrays they cost the server time for every field of every GPU (psycopg dumps list elements in Python).
+# Each GPU's latest state, its metric values read from the sample stage the flush has filled: sent as arrays they
+# cost the server time for every field of every GPU (psycopg dumps list elements in Python).
 # Of two staged rows of one GPU and time, the first copied is the one taken, as from the arrays.
 UPDATE_LATEST_STAGED = f"""
     UPDATE {STATE_TABLE} AS gpu SET {latest_state_set("v.t", "v.processes", lambda key: f"v.m_{key}")}
@@ -231,23 +209,18 @@ class FlushResult:
     connections: dict[int, str] = field(default_factory=dict)
 
 
-def write_frames(frames: list[Frame], now: datetime, method: str = "copy") -> FlushResult:
+def write_frames(frames: list[Frame], now: datetime) -> FlushResult:
     """Store every frame in one transaction; returns what changed, for the live pages."""
     samples = [pair for frame in frames for pair in frame.samples]
     PARTITIONS.ensure(days_of(samples))
-    if method == "copy":
-        prepare_stages()
+    prepare_stages()
     with transaction.atomic(), bound_cursor() as cursor:
         check_claims(samples)
-        if method == "copy":
-            copy_rows(cursor, SAMPLE_STAGE, sample_rows(samples))
-            copy_rows(cursor, PROCESS_STAGE, process_rows(samples))
-            if samples:
-                cursor.execute(INSERT_FROM_STAGES)
-        else:
-            insert_samples(cursor, samples)
-            insert_processes(cursor, samples)
-        updated = update_latest(cursor, latest_per_gpu(samples), staged=method == "copy")
+        copy_rows(cursor, SAMPLE_STAGE, sample_rows(samples))
+        copy_rows(cursor, PROCESS_STAGE, process_rows(samples))
+        if samples:
+            cursor.execute(INSERT_FROM_STAGES)
+        updated = update_latest(cursor, latest_per_gpu(samples))
         store_links(cursor, newest_links(samples))
         node_ids = sorted({frame.node_id for frame in frames})
         cursor.execute(MARK_SEEN, [now, node_ids])
@@ -327,17 +300,6 @@ def copy_rows(cursor, stage: Stage, rows: list[tuple]) -> None:
             copy.write_row(row)
 
 
-def insert_samples(cursor, samples: list[tuple[GPURef, Sample]]) -> None:
-    if samples:
-        cursor.execute(INSERT_SAMPLES, columns_of(sample_rows(samples)))
-
-
-def insert_processes(cursor, samples: list[tuple[GPURef, Sample]]) -> None:
-    rows = process_rows(samples)
-    if rows:
-        cursor.execute(INSERT_PROCESSES, columns_of(rows))
-
-
 def latest_per_gpu(samples: list[tuple[GPURef, Sample]]) -> dict[int, tuple[GPURef, Sample]]:
     latest: dict[int, tuple[GPURef, Sample]] = {}
     for ref, sample in samples:
@@ -355,18 +317,14 @@ def newest_links(samples: list[tuple[GPURef, Sample]]) -> dict[int, Sample]:
     return newest
 
 
-def update_latest(cursor, latest: dict[int, tuple[GPURef, Sample]], *, staged: bool) -> list[MovedGPU]:
-    """Move each GPU's latest state forward; returns the GPUs whose state moved, with their slow fields now.
-
-    staged: this flush's samples are in SAMPLE_STAGE, which gives the metric values (UPDATE_LATEST_STAGED).
-    """
+def update_latest(cursor, latest: dict[int, tuple[GPURef, Sample]]) -> list[MovedGPU]:
+    """Move each GPU's latest state forward, its metric values read from SAMPLE_STAGE; returns the GPUs whose
+    state moved, with their slow fields now."""
     if not latest:
         return []
     pairs = [latest[gpu_id] for gpu_id in sorted(latest)]  # one lock order for every flush
-    rows = [(ref.id, sample.ts, dumps(sample.processes)) + (() if staged else sample.values) for ref, sample in pairs]
-    cursor.execute(
-        UPDATE_LATEST_STAGED if staged else UPDATE_LATEST, [list(column) for column in zip(*rows, strict=True)]
-    )
+    rows = [(ref.id, sample.ts, dumps(sample.processes)) for ref, sample in pairs]
+    cursor.execute(UPDATE_LATEST_STAGED, [list(column) for column in zip(*rows, strict=True)])
     kept = {row[0]: row[1:] for row in cursor.fetchall()}
     return [MovedGPU(ref, sample, kept[ref.id]) for ref, sample in pairs if ref.id in kept]
 
@@ -428,44 +386,3 @@ def update_dict(ref: GPURef, sample: Sample, slow: dict) -> dict:
     update["memory_total_mib"] = ref.memory_total_mib
     update["processes"] = sample.processes
     return update
-
-
-INSERT_ONE = f"""
-    INSERT INTO monitoring_gpusample (gpu_id, ts, {METRIC_LIST})
-    VALUES (%s, to_timestamp(%s), {", ".join("%s" for _ in METRIC_KEYS)})
-    ON CONFLICT (gpu_id, ts) DO NOTHING
-"""
-INSERT_PROCESS_ONE = """
-    INSERT INTO monitoring_processsample
-        (gpu_id, ts, pid, os_user, name, cmdline, mem_used_mib, sm_util, started_at, run_id)
-    VALUES (%s, to_timestamp(%s), %s, %s, %s, %s, %s, %s, to_timestamp(%s), %s)
-    ON CONFLICT (gpu_id, ts, pid) DO NOTHING
-"""
-UPDATE_ONE = f"""
-    UPDATE {STATE_TABLE} AS gpu SET {latest_state_set("%s", "%s", lambda key: "%s")}
-    WHERE gpu_id = %s AND (last_sample_at IS NULL OR last_sample_at < to_timestamp(%s))
-    RETURNING gpu.gpu_id{SLOW_RETURNED}
-"""
-
-
-def write_one_by_one(frame: Frame, now: datetime) -> FlushResult:
-    """The naive writer, kept as the benchmark's baseline: one transaction per frame, one statement per row."""
-    PARTITIONS.ensure(days_of(frame.samples))
-    moved = []
-    with transaction.atomic(), connection.cursor() as cursor:
-        check_claims(frame.samples)
-        for ref, sample in frame.samples:
-            cursor.execute(INSERT_ONE, [ref.id, sample.ts, *sample.values])
-            for p in sample.processes or ():
-                process = [p["pid"], p["user"], p["name"], p["cmdline"], p["mem_used_mib"], p["sm_util"]]
-                cursor.execute(INSERT_PROCESS_ONE, [ref.id, sample.ts, *process, p["started_at"], p.get("run")])
-            latest = [sample.ts, json.dumps(sample.processes), *sample.values, ref.id, sample.ts]
-            cursor.execute(UPDATE_ONE, latest)
-            if (row := cursor.fetchone()) is not None:
-                moved.append(MovedGPU(ref, sample, row[1:]))
-        with bound_cursor() as bound:
-            store_links(bound, newest_links(frame.samples))
-        cursor.execute(MARK_SEEN, [now, [frame.node_id]])
-        online = mark_online(cursor, [frame.node_id], now)
-        advance_sessions(cursor, [frame], [frame.node_id])
-    return FlushResult(moved, online, len(frame.samples))

@@ -72,7 +72,7 @@ async def test_a_failed_flush_is_split_so_only_the_frame_at_fault_is_refused(age
         monkeypatch.setattr(
             batcher_module,
             "write_frames",
-            lambda items, now, method: real_check([poisoned(item) for item in items], now, method),
+            lambda items, now: real_check([poisoned(item) for item in items], now),
         )
         for frame in frames:
             await bad.send(frame)

@@ -11,12 +11,14 @@ from inventory.choices import NodeStatus
 from inventory.models import GPU, Node
 from inventory.nodes import add_node
 from monitoring.agent.metrics import METRIC_KEYS
+from monitoring.ingest import batcher as batcher_module
 from monitoring.ingest import presence, publish
 from monitoring.ingest.batcher import batcher
 from monitoring.ingest.models import NodeStatusChange
 from monitoring.storage.models import GPUSample, GPUState, ProcessSample
 from tests.monitoring.ingest.agents import gpu_uuid, samples
 from tests.monitoring.ingest.conftest import orm
+from tests.support.baselines import WRITERS
 from tests.support.processes import database_url_for_processes
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -54,16 +56,16 @@ async def test_frames_of_several_nodes_share_one_flush(agents):
 
 
 @pytest.mark.parametrize("writer", ["insert", "copy", "per-sample"])
-async def test_every_writer_stores_the_same_rows(agents, writer):
-    with override_settings(INGEST_WRITER=writer):
-        agent = agents()
-        await agent.start(gpus=2)
-        ts = round(time.time() - 5, 3)
-        for seq, frame in enumerate([samples("gpu-01", 1, ts), samples("gpu-01", 2, ts + 1, fan_pct=40)], 1):
-            await agent.send(frame)
-            assert await agent.receive() == {"type": "ack", "seq": seq}
-        await agent.send(samples("gpu-01", 1, ts))  # a replay
-        assert await agent.receive() == {"type": "ack", "seq": 1}
+async def test_every_writer_stores_the_same_rows(agents, writer, monkeypatch):
+    monkeypatch.setattr(batcher_module, "write_frames", WRITERS[writer])  # the benchmarks' baselines too
+    agent = agents()
+    await agent.start(gpus=2)
+    ts = round(time.time() - 5, 3)
+    for seq, frame in enumerate([samples("gpu-01", 1, ts), samples("gpu-01", 2, ts + 1, fan_pct=40)], 1):
+        await agent.send(frame)
+        assert await agent.receive() == {"type": "ack", "seq": seq}
+    await agent.send(samples("gpu-01", 1, ts))  # a replay
+    assert await agent.receive() == {"type": "ack", "seq": 1}
     rows = await orm(lambda: list(GPUSample.objects.order_by("ts", "gpu__index").values("ts", *METRIC_KEYS)))()
     assert len(rows) == 4 and [r["fan_pct"] for r in rows] == [None, None, 40, 40]
     assert await orm(ProcessSample.objects.count)() == 4

@@ -9,9 +9,10 @@ from django.utils import timezone
 from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS, SLOW_KEYS
 from monitoring.ingest.validation import INTEGER_COLUMNS, Sample
-from monitoring.ingest.writer import Frame, GPURef, write_frames
+from monitoring.ingest.writer import Frame, GPURef
 from monitoring.storage.models import GPUSample, GPUState
 from tests.monitoring.ingest.storage import make_gpus
+from tests.support.baselines import WRITERS
 
 pytestmark = pytest.mark.django_db
 
@@ -31,15 +32,14 @@ def frame(gpu: GPU, seq: int, *samples: tuple[float, dict]) -> Frame:
 def test_each_gpu_keeps_its_newest_sample_the_first_of_a_tie_and_its_slow_fields(method):
     first, second = make_gpus()
     now = time.time()
-    write_frames([frame(first, 1, (now - 10, {"util_gpu": 1.0, SLOW: 7}))], timezone.now(), method)
-    flushed = write_frames(
+    WRITERS[method]([frame(first, 1, (now - 10, {"util_gpu": 1.0, SLOW: 7}))], timezone.now())
+    flushed = WRITERS[method](
         [
             frame(first, 2, (now - 2, {"util_gpu": 20.0, "temp_c": 50.0}), (now - 5, {"util_gpu": 5.0})),
             frame(second, 1, (now - 3, {"util_gpu": 30.0, SLOW: 3})),
             frame(first, 3, (now - 2, {"util_gpu": 99.0})),  # the same time again: the first one stays
         ],
         timezone.now(),
-        method,
     )
     kept, other = GPUState.objects.get(gpu=first), GPUState.objects.get(gpu=second)
     assert (kept.util_gpu, kept.temp_c, getattr(kept, SLOW)) == (20.0, 50.0, 7)

@@ -10,10 +10,11 @@ from django.utils import timezone
 from inventory.models import GPU
 from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.ingest.validation import Sample
-from monitoring.ingest.writer import Frame, GPURef, write_frames, write_one_by_one
+from monitoring.ingest.writer import Frame, GPURef, write_frames
 from monitoring.storage import latest
 from monitoring.storage.models import GPUState, NvLinkState
 from tests.monitoring.ingest.storage import make_gpus
+from tests.support.baselines import WRITERS
 
 pytestmark = pytest.mark.django_db
 
@@ -31,18 +32,14 @@ def frame(gpu: GPU, seq: int, ts: float, per_link: list[dict] | None) -> Frame:
 
 
 def write(frames: list[Frame], method: str) -> None:
-    if method == "one-by-one":
-        for each in frames:
-            write_one_by_one(each, timezone.now())
-    else:
-        write_frames(frames, timezone.now(), method)
+    WRITERS[method](frames, timezone.now())
 
 
 def kept(gpu: GPU) -> dict | None:
     return latest.nvlink(GPU.objects.get(pk=gpu.pk))
 
 
-@pytest.mark.parametrize("method", ["copy", "insert", "one-by-one"])
+@pytest.mark.parametrize("method", ["copy", "insert", "per-sample"])
 def test_the_newest_links_stay_through_samples_without_links_and_a_replayed_older_sample(method):
     gpu, _ = make_gpus()
     now = time.time()
