@@ -40,8 +40,8 @@ from inventory.models import GPU, GPUModel, Node  # noqa: E402
 from tests.support.node_workers import NodeWorker, unique_hostname  # noqa: E402
 from tests.support.processes import ServerProcess, process_environment  # noqa: E402
 from training import events  # noqa: E402
-from training.commands import script_args  # noqa: E402
 from training.models import Run  # noqa: E402
+from training.node.commands import script_args  # noqa: E402
 from training.strategies.ddp import torchrun_argv  # noqa: E402
 from training.workloads import WORKLOADS  # noqa: E402
 

@@ -352,7 +352,7 @@ RUN_SWEEP_MAX_RUNS = env_int("RUN_SWEEP_MAX_RUNS", default=64, minimum=1)
 # "Free" (reservations/availability.py): a GPU is not free while a process of someone else holds more memory.
 FREE_GPU_FOREIGN_MEMORY_MIB = env_int("FREE_GPU_FOREIGN_MEMORY_MIB", default=1024, minimum=0)
 # A root node worker runs a run's processes as its owner's linked OS account; otherwise: "worker" (its
-# own account) or "refuse" (the run fails before anything starts). training/accounts.py.
+# own account) or "refuse" (the run fails before anything starts). training/node/run_as.py.
 RUN_ACCOUNT_FALLBACK = env_choice("RUN_ACCOUNT_FALLBACK", default="worker", choices=("worker", "refuse"))
 # The interpreter a run's processes start with: the node worker's own unless the runs have another
 # (one the researchers' accounts can execute, where runs execute as them).

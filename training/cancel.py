@@ -2,7 +2,7 @@
 
 ``ask_to_stop`` records the request on the run; a queued run ends at once, a started one is stopped by
 the node worker that owns it: SIGTERM to its processes (built-in workloads save a checkpoint and leave),
-then SIGKILL after RUN_CANCEL_GRACE_S (training/node.py, ``ProcessGroup.stop``).
+then SIGKILL after RUN_CANCEL_GRACE_S (training/node/worker.py, ``ProcessGroup.stop``).
 """
 
 from django.db import transaction

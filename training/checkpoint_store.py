@@ -1,7 +1,7 @@
 """Where a run's checkpoints live (one directory per run under RUN_CHECKPOINT_DIR), their size, their deletion.
 
 The training process saves them (training/workloads/checkpoints.py) and reports each one with a
-``checkpoint`` event, which training/stream.py records on the run. Nothing here reads a checkpoint.
+``checkpoint`` event, which training/node/stream.py records on the run. Nothing here reads a checkpoint.
 """
 
 import os

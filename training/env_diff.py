@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from training.commands import rendezvous_id, script_args
 from training.models import Run
+from training.node.commands import rendezvous_id, script_args
 
 # A multi-node run's rendezvous endpoint (host:port, a fresh port each run) follows this flag.
 ENDPOINT_FLAG = "--rdzv-endpoint"

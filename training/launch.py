@@ -15,10 +15,11 @@ from django.utils import timezone
 from inventory.models import GPU, Node, Project
 from reservations.availability import unfree
 from reservations.models import Reservation
-from training import accounts, checkpoint_store, costs, profile_options, strategies
+from training import checkpoint_store, costs, profile_options, strategies
 from training.choices import RunStatus
 from training.dispatch import send_shares
 from training.models import SCRIPT, Run, RunNode
+from training.node import run_as
 from training.params import LAUNCH_DEFAULTS, validate_hyperparameters, validate_script_params
 from training.scheduled import BookedWindow, check_booking, check_long_enough
 from training.scripts import ScriptRefused, resolve_script
@@ -93,7 +94,7 @@ def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, s
     if window is not None and not errors:
         facts = {"workload": request.workload, "strategy": params["strategy"], "processes": params["processes"]}
         check_long_enough(window, {**facts, "epochs": params.get("epochs"), "gpus": window.gpus}, errors)
-    if (problem := accounts.launch_problem(request.user)) is not None:
+    if (problem := run_as.launch_problem(request.user)) is not None:
         errors["account"] = problem
     checkpoint_dir, problem = checkpoint_store.check_dir(request.checkpoint_dir)
     if problem:

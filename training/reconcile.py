@@ -2,11 +2,11 @@
 
 A share's message can be lost (a broker restarted without persistence, a queue purged). The reconciler
 knows it is lost when the node's worker is alive and had room for a run at its last heartbeat
-(training/presence.py), yet has not looked at the share for ``RUN_QUEUE_TIMEOUT_S``: a worker with room
+(training/node/worker_presence.py), yet has not looked at the share for ``RUN_QUEUE_TIMEOUT_S``: a worker with room
 takes a waiting message at once. It then sends the share once more. A share whose node has no live worker
 for that long, or that was sent again and still not taken, ends its run failed, with a reason the run
 page shows. Sending twice never starts a run twice: a node worker claims a share with a compare-and-set
-on its row (training/node.py ``claim``), so a second message finds it taken and does nothing.
+on its row (training/node/worker.py ``claim``), so a second message finds it taken and does nothing.
 """
 
 import logging

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from training import lost, reconcile, retention, scheduled, sweep_dispatch
 from training.models import RunNode
-from training.node import GPUsBusy, run_share
+from training.node.worker import GPUsBusy, run_share
 
 
 @shared_task(bind=True, name="training.tasks.run_on_node", acks_late=False, max_retries=None)

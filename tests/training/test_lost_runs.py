@@ -12,7 +12,7 @@ from tests.training.conftest import DIGITS_LONG, add_node, end_every_run, gpus_o
 from training.choices import RunNodeStatus, RunStatus
 from training.lost import mark_lost_runs
 from training.models import Run, RunNode
-from training.node import busy_gpu_ids
+from training.node.worker import busy_gpu_ids
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

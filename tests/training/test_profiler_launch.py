@@ -4,8 +4,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.training.conftest import gpus_of, queued_messages
-from training.commands import node_argv
 from training.models import Run
+from training.node.commands import node_argv
 
 pytestmark = pytest.mark.django_db
 

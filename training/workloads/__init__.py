@@ -17,7 +17,7 @@ DIGITS_TRAIN_SIZE = 1438
 SYNTHETIC_TRAIN_SIZE = 8192
 
 
-# What a run's page shows and charts: progress fields of training/stream.py.
+# What a run's page shows and charts: progress fields of training/node/stream.py.
 TRAINING_MEASURES = ("loss", "accuracy", "samples_per_s")
 
 

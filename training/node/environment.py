@@ -10,9 +10,9 @@ from django.conf import settings
 
 from inventory.models import GPU
 from training import checkpoint_store
-from training.accounts import Account
 from training.git import git_commit, git_dirty
 from training.models import Run, RunNode
+from training.node.run_as import Account
 from training.run_env import run_env
 from training.torch_build import built_cuda, cudnn_wheel
 

@@ -17,13 +17,14 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from inventory.models import GPU
-from training import accounts, artifacts, broadcast, checkpoint_store, environment, profiles
+from training import artifacts, broadcast, checkpoint_store, profiles
 from training.choices import RunNodeStatus, RunStatus
-from training.commands import node_argv
 from training.models import IllegalTransition, Run, RunLog, RunNode
-from training.process import ProcessGroup, adopt_orphans, kill_descendants
+from training.node import environment, run_as
+from training.node.commands import node_argv
+from training.node.process import ProcessGroup, adopt_orphans, kill_descendants
+from training.node.stream import RunStream
 from training.serializers import state_payload
-from training.stream import RunStream
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ def run_share(run_node_id: int, worker: str) -> str:
         keep_profiles(run, part)
         keep_artifacts(run)
         return end_share(part, code, stream)
-    except accounts.AccountRefused as refused:
+    except run_as.AccountRefused as refused:
         fail_run(part, str(refused))
         return f"refused: {refused}"
     except Exception as error:
@@ -145,8 +146,8 @@ def free_port() -> int:
 def start_group(run: Run, part: RunNode) -> ProcessGroup:
     argv = node_argv(run, part, run.nodes.count())
     cwd = os.path.dirname(run.script) if run.script else str(settings.BASE_DIR)
-    account = accounts.run_account(run.owner)  # AccountRefused: nothing has started
-    output_dir = accounts.output_dir(run.pk, account)
+    account = run_as.run_account(run.owner)  # AccountRefused: nothing has started
+    output_dir = run_as.output_dir(run.pk, account)
     checkpoint_dir = checkpoint_store.prepare(run, account)
     group = ProcessGroup(argv, environment.process_env(run, part, account, output_dir, checkpoint_dir), cwd, account)
     record = {**environment.node_record(run, part, argv), "account": account.name if account else worker_account()}
@@ -163,7 +164,7 @@ def start_group(run: Run, part: RunNode) -> ProcessGroup:
 def keep_artifacts(run: Run) -> None:
     """Collect what the processes left for download before the run's end is recorded; never fails the run."""
     try:
-        artifacts.collect(run.pk, accounts.run_dir(run.pk))
+        artifacts.collect(run.pk, run_as.run_dir(run.pk))
     except Exception:
         log.exception("run %s: could not collect its artifacts", run.pk)
 

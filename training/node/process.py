@@ -40,7 +40,7 @@ class ProcessGroup:
     """A launcher started in a new session whose merged stdout and stderr arrive as lines on a queue."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: str, account=None):
-        """``account`` (training.accounts.Account): the uid, gid and groups to run as; None keeps ours.
+        """``account`` (training.node.run_as.Account): the uid, gid and groups to run as; None keeps ours.
 
         Popen switches groups, gid and uid before preexec_fn runs, so the parent-death signal set there
         survives the switch (a credential change clears it).
