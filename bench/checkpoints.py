@@ -31,9 +31,8 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from training import events  # noqa: E402
-from training.run_env import run_env  # noqa: E402
-from training.workloads import checkpoints, common, digits_cnn, parallel  # noqa: E402
+from training.workloads import checkpoints, common, digits_cnn, event_lines, parallel  # noqa: E402
+from training.workloads.run_env import run_env  # noqa: E402
 
 
 def median_ms(samples: list[float]) -> float:
@@ -162,7 +161,7 @@ def run_rate(every: int | None) -> float:
         done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{argv} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    found = [e for line in done.stdout.splitlines() if (e := events.parse_event(line))]
+    found = [e for line in done.stdout.splitlines() if (e := event_lines.parse_event(line))]
     saved = sum(1 for e in found if e["event"] == "checkpoint")
     if every is not None and saved < 8 * 45 // every:
         raise RuntimeError(f"expected a checkpoint every {every} steps, got {saved}")

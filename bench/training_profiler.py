@@ -44,7 +44,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from training.run_env import run_env  # noqa: E402
+from training.workloads.run_env import run_env  # noqa: E402
 
 FIRST_STEP = 20  # leave out the first steps (allocator, caches) in both arms
 WARMUP, ACTIVE = 2, 5

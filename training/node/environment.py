@@ -10,11 +10,11 @@ from django.conf import settings
 
 from inventory.models import GPU
 from training import checkpoint_store
-from training.git import git_commit, git_dirty
 from training.models import Run, RunNode
 from training.node.run_as import Account
-from training.run_env import run_env
-from training.torch_build import built_cuda, cudnn_wheel
+from training.workloads.git import git_commit, git_dirty
+from training.workloads.run_env import run_env
+from training.workloads.torch_build import built_cuda, cudnn_wheel
 
 # The fleet's own secrets stay with the node worker: a run's processes never see them.
 WITHHELD = {

@@ -12,9 +12,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from training import broadcast, events
+from training import broadcast
 from training.models import IllegalTransition, Run, RunLog, RunMetric, RunNode
 from training.serializers import state_payload
+from training.workloads import event_lines
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class RunStream:
 
     def feed(self, line: str) -> None:
         self.saw_output = True
-        event = events.parse_event(line)
+        event = event_lines.parse_event(line)
         if event is None:
             self._log(line)
         else:

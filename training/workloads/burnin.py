@@ -17,8 +17,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from training import events
-from training.workloads import WORKLOADS, common
+from training.workloads import WORKLOADS, common, event_lines
 
 NAME = "burnin"
 CPU_SIZE = 256
@@ -133,7 +132,7 @@ def _main(argv: list[str] | None) -> int:
 def burn(args: argparse.Namespace, size: int, device: torch.device, report: bool) -> dict:
     """Multiply and check until done; the device's figures."""
     checker = Checker(size, args.seed, device)
-    throttle = events.ProgressThrottle(args.report_interval)
+    throttle = event_lines.ProgressThrottle(args.report_interval)
     flops = 2.0 * size**3
     compute_seconds, mismatches, iteration = 0.0, 0, 0
     started = time.monotonic()
@@ -148,9 +147,9 @@ def burn(args: argparse.Namespace, size: int, device: torch.device, report: bool
         mismatches += checker.mismatches(product)
         iteration += 1
         if report and iteration == 1:
-            events.emit("first_step", ts=time.time())
+            event_lines.emit("first_step", ts=time.time())
         if report and throttle.ready(force=not _more(args, iteration, started)):
-            events.emit(
+            event_lines.emit(
                 "progress",
                 step=iteration,
                 epoch=0,
@@ -186,7 +185,7 @@ def _report_done(results: list[dict], failed: list[dict]) -> None:
             file=sys.stderr if result["mismatches"] else sys.stdout,
             flush=True,
         )
-    events.emit(
+    event_lines.emit(
         "done",
         accuracy=None,
         loss=None,

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from training import events
+from training.workloads import event_lines
 
 FILE = "checkpoint.pt"
 
@@ -67,7 +67,9 @@ class Checkpointer:
         os.replace(partial, path)
         self.last_saved, self.last_step = self.clock(), step
         seconds = time.perf_counter() - started
-        events.emit("checkpoint", step=step, bytes=path.stat().st_size, seconds=seconds, reason=reason, ts=time.time())
+        event_lines.emit(
+            "checkpoint", step=step, bytes=path.stat().st_size, seconds=seconds, reason=reason, ts=time.time()
+        )
         return path
 
 

@@ -32,11 +32,10 @@ import torch.distributed as dist
 from torch import nn
 from torch.utils.data import BatchSampler, DistributedSampler, TensorDataset
 
-from training import events
-from training.git import git_commit
-from training.torch_build import cudnn_text
-from training.workloads import checkpoints, cpu_ddp, parallel, profiling
+from training.workloads import checkpoints, cpu_ddp, event_lines, parallel, profiling
+from training.workloads.git import git_commit
 from training.workloads.step_csv import StepCSV, output_file
+from training.workloads.torch_build import cudnn_text
 
 WARMUP_STEPS = 10
 LR_SCHEDULES = ("cosine", "constant")
@@ -199,7 +198,7 @@ def seed_everything(seed: int) -> None:
 
 def env_event(strategy: str, world_size: int, device: torch.device, **extra: Any) -> None:
     """The running torch's facts: the CUDA and cuDNN it was built with (None on a CPU build), whatever the device."""
-    events.emit(
+    event_lines.emit(
         "env",
         python=platform.python_version(),
         torch=torch.__version__,
@@ -433,7 +432,7 @@ class Reporter:
         self.enabled = enabled
         self.steps = StepCSV(csv_path) if enabled and csv_path else None
         self.world_size = world_size
-        self.throttle = events.ProgressThrottle(interval)
+        self.throttle = event_lines.ProgressThrottle(interval)
         self.meter = Throughput()
         self.loss_sum = 0.0
         self.loss_count = 0
@@ -447,7 +446,7 @@ class Reporter:
         self.loss_count += 1
         self.record(step, epoch, loss, samples * self.world_size / seconds if seconds > 0 else None)
         if not self.stepped and self.enabled:  # a resumed run's first step is not step 1
-            events.emit("first_step", ts=time.time())
+            event_lines.emit("first_step", ts=time.time())
         self.stepped = True
         if self.throttle.ready():
             self.progress(step, epoch)
@@ -462,7 +461,7 @@ class Reporter:
         self.loss_sum, self.loss_count = 0.0, 0
         rate = self.meter.window()
         if self.enabled:
-            events.emit(
+            event_lines.emit(
                 "progress",
                 step=step,
                 epoch=epoch,
@@ -487,7 +486,7 @@ class Reporter:
         if self.steps is not None:
             self.steps.close()
         if self.enabled:
-            events.emit(
+            event_lines.emit(
                 "done",
                 accuracy=self.accuracy,
                 loss=self.test_loss,

@@ -32,10 +32,9 @@ import torch
 import torch.multiprocessing as mp
 from torch.utils.data import DistributedSampler, TensorDataset
 
-from training import events
-from training.run_env import RUN_ENV
 from training.strategies.hogwild import SUPERVISOR
-from training.workloads import WORKLOADS, checkpoints, common
+from training.workloads import WORKLOADS, checkpoints, common, event_lines
+from training.workloads.run_env import RUN_ENV
 
 WORKER_REPORT_INTERVAL = 0.1  # seconds between a worker's reports to the parent
 WORKER_STOP_TIMEOUT = 5.0
@@ -196,7 +195,7 @@ class Supervisor:
 
     def _on_step(self, rank, epoch, steps, samples, seconds, loss_sum, first_ts) -> None:
         if first_ts is not None and not self.stepped:  # a resumed run's first step is not step 1
-            events.emit("first_step", ts=first_ts)
+            event_lines.emit("first_step", ts=first_ts)
         self.stepped = True
         self.step += steps
         # The workers run side by side: their samples over one worker's time.
@@ -239,7 +238,7 @@ class Supervisor:
             torch.save(self.model.state_dict(), self.args.save)
         if self.reporter.steps is not None:
             self.reporter.steps.close()
-        events.emit(
+        event_lines.emit(
             "done",
             accuracy=self.accuracy,
             loss=self.test_loss,

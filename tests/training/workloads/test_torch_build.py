@@ -1,6 +1,6 @@
 """The CUDA and cuDNN a torch was built with, read without importing it, and shown as people write them."""
 
-from training.torch_build import built_cuda, cudnn_text, cudnn_wheel
+from training.workloads.torch_build import built_cuda, cudnn_text, cudnn_wheel
 
 
 def test_the_cpu_build_in_the_test_environment_has_no_cuda():
