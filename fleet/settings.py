@@ -386,7 +386,7 @@ CELERY_BEAT_SCHEDULE["training-delete-expired-run-files"] = {
 }
 
 # A run no node worker took for RUN_QUEUE_TIMEOUT_S is sent again once, or failed with a reason
-# (training/reconcile.py); the reconciler looks every RUN_RECONCILE_S.
+# (training/dispatch/reconcile.py); the reconciler looks every RUN_RECONCILE_S.
 RUN_QUEUE_TIMEOUT_S = env_float("RUN_QUEUE_TIMEOUT_S", default=300.0, minimum=1.0)
 RUN_RECONCILE_S = env_float("RUN_RECONCILE_S", default=30.0, minimum=0.5)
 CELERY_BEAT_SCHEDULE["training-reconcile-queued-runs"] = {

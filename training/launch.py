@@ -17,7 +17,7 @@ from reservations.availability import unfree
 from reservations.models import Reservation
 from training import checkpoint_store, costs, profile_options, strategies
 from training.choices import RunStatus
-from training.dispatch import send_shares
+from training.dispatch.send import send_shares
 from training.models import SCRIPT, Run, RunNode
 from training.node import run_as
 from training.params import LAUNCH_DEFAULTS, validate_hyperparameters, validate_script_params

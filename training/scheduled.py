@@ -20,7 +20,7 @@ from reservations.choices import ReservationStatus
 from reservations.models import Reservation
 from training import broadcast, costs
 from training.choices import RunStatus
-from training.dispatch import send_shares
+from training.dispatch.send import send_shares
 from training.models import IllegalTransition, Run, RunNode
 from training.serializers import state_payload
 

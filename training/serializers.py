@@ -8,8 +8,8 @@ from rest_framework import serializers
 from inventory.models import GPU
 from training import checkpoint_store, costs
 from training.choices import RunStatus
+from training.dispatch.waiting import waiting_for
 from training.models import Run, RunArtifact, RunLog, RunMetric, RunNode, RunProfile, Sweep
-from training.waiting import waiting_for
 
 
 class RunMetricSerializer(serializers.ModelSerializer):

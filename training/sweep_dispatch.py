@@ -19,7 +19,7 @@ from reservations.gpu_picking import bookable_gpus
 from training import broadcast
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus
-from training.dispatch import send_shares
+from training.dispatch.send import send_shares
 from training.models import Run, RunNode, Sweep
 from training.serializers import state_payload
 

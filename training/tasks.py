@@ -6,7 +6,8 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from training import lost, reconcile, retention, scheduled, sweep_dispatch
+from training import retention, scheduled, sweep_dispatch
+from training.dispatch import lost, reconcile
 from training.models import RunNode
 from training.node.worker import GPUsBusy, run_share
 

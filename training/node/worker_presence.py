@@ -1,6 +1,6 @@
 """A node worker says it is alive, and how many runs it could take now, every heartbeat.
 
-The queue reconciler (training/reconcile.py) reads it: a run waiting for a node whose worker is alive
+The queue reconciler (training/dispatch/reconcile.py) reads it: a run waiting for a node whose worker is alive
 and had room, yet never looked at the run, lost its message; a run whose node has no worker alive
 waits for that worker, and its page says since when.
 """

@@ -10,7 +10,7 @@ from tests.support.node_workers import NodeWorker, run_processes, unique_hostnam
 from tests.support.processes import wait_for_other_sessions_to_end
 from tests.training.conftest import DIGITS_LONG, add_node, end_every_run, gpus_of, start_run, wait_until
 from training.choices import RunNodeStatus, RunStatus
-from training.lost import mark_lost_runs
+from training.dispatch.lost import mark_lost_runs
 from training.models import Run, RunNode
 from training.node.worker import busy_gpu_ids
 

@@ -18,10 +18,10 @@ from django.utils import timezone
 
 from training import broadcast
 from training.choices import RunNodeStatus, RunStatus
-from training.dispatch import send_share
+from training.dispatch.send import send_share
+from training.dispatch.waiting import worker_alive, worker_seen
 from training.models import IllegalTransition, Run, RunNode, WorkerPresence
 from training.serializers import state_payload
-from training.waiting import worker_alive, worker_seen
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ from fleet.embedded import EmbeddedRedis
 from tests.support.node_workers import FAST_RUN_SETTINGS, NodeWorker, unique_hostname
 from tests.training.conftest import add_node, end_every_run, gpus_of, start_run, wait_until
 from training.choices import RunStatus
-from training.dispatch import send_share
+from training.dispatch.reconcile import reconcile_queued_runs
+from training.dispatch.send import send_share
+from training.dispatch.waiting import waiting_for
 from training.models import Run, RunNode, WorkerPresence
-from training.reconcile import reconcile_queued_runs
-from training.waiting import waiting_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

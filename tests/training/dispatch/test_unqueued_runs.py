@@ -16,7 +16,7 @@ from tests.training.conftest import gpus_of, start_run
 from tests.training.test_scheduled_runs import book, check
 from tests.training.test_sweep_placement import online, sweep_of
 from training.choices import RunStatus
-from training.dispatch import fail_unqueued
+from training.dispatch.send import fail_unqueued
 from training.launch import launch
 from training.models import Run, run_finished
 from training.scheduled import start_due_runs
