@@ -363,7 +363,7 @@ RUN_PROFILE_MAX_BYTES = env_int("RUN_PROFILE_MAX_BYTES", default=64_000_000, min
 # Where a run's artifacts (final model, metrics CSV) are kept for download; shared by node workers and web servers.
 RUN_ARTIFACT_DIR = Path(env_str("RUN_ARTIFACT_DIR", default=str(BASE_DIR / "var" / "artifacts")))
 # A finished run's files (checkpoints, artifacts, profiler files) are deleted this many days after its end
-# by one hourly task (training/retention.py); 0 keeps them. RUN_CHECKPOINT_RETENTION_DAYS is its old name
+# by one hourly task (training/run_files/retention.py); 0 keeps them. RUN_CHECKPOINT_RETENTION_DAYS is its old name
 # for checkpoints, still read with a warning.
 RUN_FILES_RETENTION_DAYS = env_float(
     renamed(

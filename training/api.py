@@ -11,7 +11,7 @@ from fleet.api.errors import ErrorSerializer, error_body
 from fleet.api.pagination import Pages, paginated
 from fleet.api.text import whole_number
 from inventory.models import GPU, GPUModel, Node, Project
-from training import artifacts, profile_downloads, strategies
+from training import profile_downloads, strategies
 from training.access import can_change, visible_runs, visible_sweeps
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus, SweepMetric, SweepMode
@@ -19,6 +19,7 @@ from training.launch import LaunchRequest, check_launch, launch, launch_estimate
 from training.models import SCRIPT, Run, Sweep
 from training.params import LAUNCH_DEFAULTS
 from training.resume import ResumeRefused, resume
+from training.run_files import artifacts
 from training.serializers import (
     RunLogSerializer,
     RunMetricSerializer,

@@ -8,5 +8,5 @@ class TrainingConfig(AppConfig):
     def ready(self) -> None:
         # Node workers report that they are alive (worker_presence: its worker_ready signal; elsewhere it stays
         # idle); a deleted artifact row deletes its file (artifacts: the run's deletion, retention).
-        from training import artifacts  # noqa: F401
         from training.node import worker_presence  # noqa: F401
+        from training.run_files import artifacts  # noqa: F401

@@ -15,12 +15,13 @@ from django.utils import timezone
 from inventory.models import GPU, Node, Project
 from reservations.availability import unfree
 from reservations.models import Reservation
-from training import checkpoint_store, costs, profile_options, strategies
+from training import costs, profile_options, strategies
 from training.choices import RunStatus
 from training.dispatch.send import send_shares
 from training.models import SCRIPT, Run, RunNode
 from training.node import run_as
 from training.params import LAUNCH_DEFAULTS, validate_hyperparameters, validate_script_params
+from training.run_files import checkpoint_dirs
 from training.scheduled import BookedWindow, check_booking, check_long_enough
 from training.scripts import ScriptRefused, resolve_script
 from training.workloads import SCRIPT_SPEC, WORKLOADS
@@ -96,7 +97,7 @@ def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, s
         check_long_enough(window, {**facts, "epochs": params.get("epochs"), "gpus": window.gpus}, errors)
     if (problem := run_as.launch_problem(request.user)) is not None:
         errors["account"] = problem
-    checkpoint_dir, problem = checkpoint_store.check_dir(request.checkpoint_dir)
+    checkpoint_dir, problem = checkpoint_dirs.check_dir(request.checkpoint_dir)
     if problem:
         errors["checkpoint_dir"] = problem
     if errors:
@@ -296,7 +297,7 @@ def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
 def _stored(plan: LaunchPlan, **fields) -> Run:
     """The run created with its checkpoint directory named (``run-<id>`` unless the plan names one)."""
     run = Run.objects.create(**fields)
-    run.checkpoint_dir = plan.checkpoint_dir or checkpoint_store.default_name(run.pk)
+    run.checkpoint_dir = plan.checkpoint_dir or checkpoint_dirs.default_name(run.pk)
     Run.objects.filter(pk=run.pk).update(checkpoint_dir=run.checkpoint_dir)
     return run
 

@@ -6,9 +6,9 @@ Everything is checked before anything is queued; the launch itself goes through 
 
 from django.db import transaction
 
-from training import checkpoint_store
 from training.launch import LaunchRequest, check_launch, launch
 from training.models import Run, RunMetric
+from training.run_files import checkpoint_dirs
 
 # Workloads a resume makes no sense for, and why.
 NOT_RESUMABLE = {
@@ -36,9 +36,9 @@ def check_resumable(run: Run, user) -> None:
         raise ResumeRefused("The run has not ended; cancel it first (it saves a checkpoint as it stops).")
     if run.workload in NOT_RESUMABLE:
         raise ResumeRefused(NOT_RESUMABLE[run.workload])
-    if checkpoint_store.inside_root(checkpoint_store.run_dir(run)) is None:
+    if checkpoint_dirs.inside_root(checkpoint_dirs.run_dir(run)) is None:
         raise ResumeRefused("The run's checkpoint directory is outside RUN_CHECKPOINT_DIR.")
-    if not checkpoint_store.files(run):
+    if not checkpoint_dirs.files(run):
         raise ResumeRefused(f"Run #{run.pk} has no checkpoint to continue from (none saved, or deleted by retention).")
 
 

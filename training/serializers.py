@@ -6,10 +6,11 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from inventory.models import GPU
-from training import checkpoint_store, costs
+from training import costs
 from training.choices import RunStatus
 from training.dispatch.waiting import waiting_for
 from training.models import Run, RunArtifact, RunLog, RunMetric, RunNode, RunProfile, Sweep
+from training.run_files import checkpoint_dirs
 
 
 class RunMetricSerializer(serializers.ModelSerializer):
@@ -141,12 +142,12 @@ class CheckpointSerializer(serializers.Serializer):
 def checkpoint_facts(run: Run) -> dict:
     reported = run.checkpoint or {}
     return {
-        "directory": str(checkpoint_store.run_dir(run)),
+        "directory": str(checkpoint_dirs.run_dir(run)),
         "step": reported.get("step"),
         "saved_at": reported.get("saved_at"),
         "reason": reported.get("reason"),
         "seconds": reported.get("seconds"),
-        "size_bytes": checkpoint_store.size_bytes(run),
+        "size_bytes": checkpoint_dirs.size_bytes(run),
         "deleted_at": reported.get("deleted_at"),
     }
 

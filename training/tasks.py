@@ -6,10 +6,11 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from training import retention, scheduled, sweep_dispatch
+from training import scheduled, sweep_dispatch
 from training.dispatch import lost, reconcile
 from training.models import RunNode
 from training.node.worker import GPUsBusy, run_share
+from training.run_files import retention
 
 
 @shared_task(bind=True, name="training.tasks.run_on_node", acks_late=False, max_retries=None)

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from fleet.localtime import in_local_time
 from inventory.models import GPU
 from monitoring.health.models import BurnIn
-from training import artifacts, costs, efficiency, env_diff, profile_downloads, profile_tables, retention, strategies
+from training import costs, efficiency, env_diff, profile_downloads, profile_tables, strategies
 from training.access import can_change, visible_run_or_404, visible_runs, visible_sweeps
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus
@@ -23,6 +23,7 @@ from training.launch import launch
 from training.models import Run, RunLog, RunMetric
 from training.placement import gpu_rows, history_per_epoch
 from training.resume import ResumeRefused, resume
+from training.run_files import artifacts, retention
 from training.serializers import (
     RunLogSerializer,
     RunMetricSerializer,

@@ -16,11 +16,11 @@ from reservations.booking import preempt
 from reservations.models import Reservation
 from tests.support.node_workers import run_processes, wait_until_no_run_processes
 from tests.training.conftest import DIGITS_FAST, gpus_of, log_of, wait_for, wait_until
-from training import checkpoint_store
 from training.cancel import request_cancel
 from training.choices import RunStatus
 from training.launch import LaunchRequest, check_launch, launch
 from training.models import Run
+from training.run_files import checkpoint_dirs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -44,7 +44,7 @@ def trained_past(run: Run, step: int) -> None:
 def assert_stopped_with_a_checkpoint(run: Run) -> None:
     assert run.checkpoint["reason"] == "stop", (run.checkpoint, log_of(run))
     assert run.checkpoint["step"] >= 1 and run.checkpoint["bytes"] > 0
-    assert (checkpoint_store.run_dir(run) / checkpoint_store.FILE).stat().st_size == run.checkpoint["bytes"]
+    assert (checkpoint_dirs.run_dir(run) / checkpoint_dirs.FILE).stat().st_size == run.checkpoint["bytes"]
     log = log_of(run)
     assert "terminate called" not in log and "SIGABRT" not in log  # no rank aborted on its way out
     assert not wait_until_no_run_processes(run, timeout_s=5)
@@ -89,7 +89,7 @@ def test_a_cancelled_run_resumes_from_its_checkpoint_and_trains_on_to_the_same_a
     wait_until(
         lambda: resumed.metrics.filter(accuracy__gte=0.95).exists(), timeout_s=180, what="95 % held-out accuracy"
     )
-    assert f"resumed from {checkpoint_store.run_dir(first)}" in log_of(resumed)
+    assert f"resumed from {checkpoint_dirs.run_dir(first)}" in log_of(resumed)
     resumed.refresh_from_db()
     assert resumed.environment["strategy"] == strategy and resumed.environment["world_size"] == processes
     request_cancel(resumed, cast["owner"])

@@ -9,10 +9,10 @@ from rest_framework.test import APIClient
 
 from reservations.models import Reservation
 from tests.training.conftest import gpus_of, start_run
-from training import checkpoint_store
 from training.choices import RunStatus
 from training.launch import LaunchRequest, check_launch, launch
 from training.models import Run, RunMetric
+from training.run_files import checkpoint_dirs
 
 pytestmark = pytest.mark.django_db
 
@@ -23,9 +23,9 @@ def ended_with_checkpoint(run: Run, step: int = 90, ended_ago: timedelta = timed
         finished_at=timezone.now() - ended_ago,
         checkpoint={"step": step, "bytes": 5, "reason": "stop"},
     )
-    path = checkpoint_store.run_dir(run)
+    path = checkpoint_dirs.run_dir(run)
     path.mkdir(parents=True, exist_ok=True)
-    (path / checkpoint_store.FILE).write_bytes(b"state")
+    (path / checkpoint_dirs.FILE).write_bytes(b"state")
     for at in (45, 90, 135):
         RunMetric.objects.create(run=run, ts=timezone.now(), step=at, loss=1.0 / at)
     run.refresh_from_db()
@@ -53,7 +53,7 @@ def test_the_owner_resumes_on_the_same_gpus_with_the_curve_up_to_the_checkpoint(
     assert list(resumed.gpus.all()) == list(ended_run.gpus.all())
     assert list(resumed.metrics.values_list("step", flat=True)) == [45, 90]
     assert resumed.checkpoint_dir == f"run-{resumed.pk}"  # relative: each host resolves it under its own root
-    assert checkpoint_store.run_dir(resumed) == checkpoint_store.default_dir(resumed.pk)
+    assert checkpoint_dirs.run_dir(resumed) == checkpoint_dirs.default_dir(resumed.pk)
 
 
 @pytest.mark.parametrize("who", ["teammate", "admin"])
@@ -65,7 +65,7 @@ def test_no_one_but_the_owner_may_resume(cast, ended_run, who):
 
 
 def test_a_run_without_a_checkpoint_is_refused(cast, ended_run):
-    (checkpoint_store.run_dir(ended_run) / checkpoint_store.FILE).unlink()
+    (checkpoint_dirs.run_dir(ended_run) / checkpoint_dirs.FILE).unlink()
 
     answer = api_for(cast["owner"]).post(f"/api/runs/{ended_run.pk}/resume/")
 
@@ -113,7 +113,7 @@ def test_the_api_refuses_a_checkpoint_directory_outside_the_root_and_stores_one_
 
     assert refused.status_code == 400 and "RUN_CHECKPOINT_DIR" in refused.json()["errors"]["checkpoint_dir"][0]
     assert stored.status_code == 201, stored.json()
-    assert stored.json()["checkpoint"]["directory"] == str(checkpoint_store.root() / "alice" / "exp-1")
+    assert stored.json()["checkpoint"]["directory"] == str(checkpoint_dirs.root() / "alice" / "exp-1")
     assert Run.objects.count() == 1
 
 

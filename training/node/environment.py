@@ -9,9 +9,9 @@ from pathlib import Path
 from django.conf import settings
 
 from inventory.models import GPU
-from training import checkpoint_store
 from training.models import Run, RunNode
 from training.node.run_as import Account
+from training.run_files import checkpoint_dirs
 from training.workloads.git import git_commit, git_dirty
 from training.workloads.run_env import run_env
 from training.workloads.torch_build import built_cuda, cudnn_wheel
@@ -72,7 +72,7 @@ def checkpoint_env(run: Run, checkpoint_dir: Path) -> dict[str, str]:
         "FLEET_STOP_GRACE_S": f"{settings.RUN_CANCEL_GRACE_S:g}",
     }
     if run.resumed_from_id is not None:
-        env["FLEET_RESUME_DIR"] = str(checkpoint_store.run_dir(run.resumed_from))
+        env["FLEET_RESUME_DIR"] = str(checkpoint_dirs.run_dir(run.resumed_from))
     return env
 
 

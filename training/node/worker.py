@@ -17,13 +17,14 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from inventory.models import GPU
-from training import artifacts, broadcast, checkpoint_store, profiles
+from training import broadcast, profiles
 from training.choices import RunNodeStatus, RunStatus
 from training.models import IllegalTransition, Run, RunLog, RunNode
 from training.node import environment, run_as
 from training.node.commands import node_argv
 from training.node.process import ProcessGroup, adopt_orphans, kill_descendants
 from training.node.stream import RunStream
+from training.run_files import artifacts, checkpoint_dirs
 from training.serializers import state_payload
 
 log = logging.getLogger(__name__)
@@ -148,7 +149,7 @@ def start_group(run: Run, part: RunNode) -> ProcessGroup:
     cwd = os.path.dirname(run.script) if run.script else str(settings.BASE_DIR)
     account = run_as.run_account(run.owner)  # AccountRefused: nothing has started
     output_dir = run_as.output_dir(run.pk, account)
-    checkpoint_dir = checkpoint_store.prepare(run, account)
+    checkpoint_dir = checkpoint_dirs.prepare(run, account)
     group = ProcessGroup(argv, environment.process_env(run, part, account, output_dir, checkpoint_dir), cwd, account)
     record = {**environment.node_record(run, part, argv), "account": account.name if account else worker_account()}
     with transaction.atomic():

@@ -86,7 +86,7 @@ def not_deleted(runs):
 
 
 def delete(run: Run, now) -> bool:
-    """Delete the run's checkpoint directory (training/retention.py decides when); the run says it is gone."""
+    """Delete the run's checkpoint directory (training/run_files/retention.py decides when); the run says it is gone."""
     path = inside_root(run_dir(run))
     if path is not None and path.exists():
         shutil.rmtree(path, ignore_errors=True)

@@ -13,11 +13,11 @@ from django.utils import timezone
 
 from tests.fleet.test_settings import BASE_ENV
 from tests.training.conftest import gpus_of, start_run
-from training import checkpoint_store
-from training.artifacts import stored_path
 from training.choices import RunStatus
 from training.models import Run, RunArtifact, RunProfile
-from training.retention import delete_expired_run_files
+from training.run_files import checkpoint_dirs
+from training.run_files.artifacts import stored_path
+from training.run_files.retention import delete_expired_run_files
 from training.tasks import delete_old_checkpoints
 
 pytestmark = pytest.mark.django_db
@@ -32,9 +32,9 @@ def with_files(run: Run, status: str, ended_ago: timedelta | None) -> Run:
         finished_at=finished,
         checkpoint={"step": 90, "bytes": 5, "reason": "stop"},
     )
-    folder = checkpoint_store.run_dir(run)
+    folder = checkpoint_dirs.run_dir(run)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / checkpoint_store.FILE).write_bytes(b"state")
+    (folder / checkpoint_dirs.FILE).write_bytes(b"state")
     artifact = RunArtifact(run=run, name="model.pt", kind="model", path=f"run-{run.pk}/model.pt", size_bytes=7)
     stored_path(artifact).parent.mkdir(parents=True, exist_ok=True)
     stored_path(artifact).write_bytes(b"weights")
@@ -47,7 +47,7 @@ def with_files(run: Run, status: str, ended_ago: timedelta | None) -> Run:
 def files_of(run: Run) -> dict:
     run.refresh_from_db()
     return {
-        "checkpoint": (checkpoint_store.run_dir(run) / checkpoint_store.FILE).exists(),
+        "checkpoint": (checkpoint_dirs.run_dir(run) / checkpoint_dirs.FILE).exists(),
         "artifact": stored_path(RunArtifact(run=run, path=f"run-{run.pk}/model.pt")).exists(),
         "artifact row": run.artifacts.exists(),
         "trace": RunProfile.objects.filter(run=run).exclude(size=0).exists(),
@@ -76,7 +76,7 @@ def test_one_setting_deletes_every_file_of_an_old_run_and_none_of_a_recent_or_ru
 
     assert (deleted.checkpoints, deleted.artifacts, deleted.profiles) == ([old.pk], 1, 1)
     assert files_of(old) == dict.fromkeys(KEPT, False)
-    assert old.checkpoint["deleted_at"] and not checkpoint_store.run_dir(old).exists()
+    assert old.checkpoint["deleted_at"] and not checkpoint_dirs.run_dir(old).exists()
     assert "kept 7 days" in RunProfile.objects.get(run=old).note  # the table stays, the file goes
     assert files_of(recent) == KEPT and files_of(running) == KEPT
     assert not delete_expired_run_files()  # nothing left to delete: a second pass is a no-op
@@ -168,9 +168,9 @@ def test_a_run_stored_without_a_checkpoint_directory_has_its_default_one_deleted
     old, _, _ = runs
     Run.objects.filter(pk=old.pk).update(checkpoint_dir="")
     old.refresh_from_db()
-    assert (checkpoint_store.run_dir(old) / checkpoint_store.FILE).exists()
+    assert (checkpoint_dirs.run_dir(old) / checkpoint_dirs.FILE).exists()
 
     deleted = delete_expired_run_files()
 
     assert deleted.checkpoints == [old.pk]
-    assert not checkpoint_store.default_dir(old.pk).exists() and files_of(old)["checkpoint"] is False
+    assert not checkpoint_dirs.default_dir(old.pk).exists() and files_of(old)["checkpoint"] is False

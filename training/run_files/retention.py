@@ -1,8 +1,8 @@
 """How long a finished run's files are kept: RUN_FILES_RETENTION_DAYS after its end (0 keeps them).
 
 One setting and one hourly beat task (``delete_expired_run_files``) for everything a run leaves on the
-fleet's storage: its checkpoints (training/checkpoint_store.py), its artifacts, the final model and the
-metrics CSV (training/artifacts.py), and its profiler files (trace or pstats, kept in the database by
+fleet's storage: its checkpoints (training/run_files/checkpoint_dirs.py), its artifacts, the final model and the
+metrics CSV (training/run_files/artifacts.py), and its profiler files (trace or pstats, kept in the database by
 training/profiles.py; the tables of top operators stay). The run itself, its metrics and logs stay.
 """
 
@@ -14,9 +14,9 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from training import checkpoint_store
 from training.choices import RunStatus
 from training.models import Run, RunArtifact, RunProfile
+from training.run_files import checkpoint_dirs
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def delete_expired_run_files(now: datetime | None = None) -> Deleted:
     """Delete every file of the runs past their retention: checkpoints, artifacts, profiler files."""
     now = now or timezone.now()
     runs = expired_runs(now)
-    checkpoints = [run.pk for run in checkpoint_store.not_deleted(runs) if checkpoint_store.delete(run, now)]
+    checkpoints = [run.pk for run in checkpoint_dirs.not_deleted(runs) if checkpoint_dirs.delete(run, now)]
     artifacts, _ = RunArtifact.objects.filter(run__in=runs).delete()  # post_delete removes each file
     profiles = (
         RunProfile.objects.filter(run__in=runs)

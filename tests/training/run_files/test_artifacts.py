@@ -10,10 +10,10 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from tests.training.conftest import gpus_of, log_of, start_run, wait_for
-from training.artifacts import stored_path
 from training.choices import RunStatus
 from training.models import Run, RunArtifact
-from training.retention import delete_expired_run_files
+from training.run_files.artifacts import stored_path
+from training.run_files.retention import delete_expired_run_files
 from training.workloads import digits_cnn
 
 pytestmark = pytest.mark.django_db(transaction=True)
