@@ -358,7 +358,7 @@ RUN_ACCOUNT_FALLBACK = env_choice("RUN_ACCOUNT_FALLBACK", default="worker", choi
 # (one the researchers' accounts can execute, where runs execute as them).
 RUN_PYTHON = env_str("RUN_PYTHON", default=sys.executable)
 RUN_OUTPUT_DIR = Path(env_str("RUN_OUTPUT_DIR", default=str(BASE_DIR / "var" / "runs")))
-# The largest trace or pstats file of one profiled rank the node worker stores (training/profiles.py).
+# The largest trace or pstats file of one profiled rank the node worker stores (training/profiling/results.py).
 RUN_PROFILE_MAX_BYTES = env_int("RUN_PROFILE_MAX_BYTES", default=64_000_000, minimum=1000)
 # Where a run's artifacts (final model, metrics CSV) are kept for download; shared by node workers and web servers.
 RUN_ARTIFACT_DIR = Path(env_str("RUN_ARTIFACT_DIR", default=str(BASE_DIR / "var" / "artifacts")))

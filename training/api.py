@@ -11,13 +11,14 @@ from fleet.api.errors import ErrorSerializer, error_body
 from fleet.api.pagination import Pages, paginated
 from fleet.api.text import whole_number
 from inventory.models import GPU, GPUModel, Node, Project
-from training import profile_downloads, strategies
+from training import strategies
 from training.access import can_change, visible_runs, visible_sweeps
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus, SweepMetric, SweepMode
 from training.launch import LaunchRequest, check_launch, launch, launch_estimate
 from training.models import SCRIPT, Run, Sweep
 from training.params import LAUNCH_DEFAULTS
+from training.profiling import downloads
 from training.resume import ResumeRefused, resume
 from training.run_files import artifacts
 from training.serializers import (
@@ -259,7 +260,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     @action(detail=True, methods=["get"], url_path=r"profiles/(?P<rank>[0-9]+)/file", url_name="profile-file")
     def profile_file(self, request, pk=None, rank=None):
         """A profiled rank's file: the Chrome trace (torch; open it in Perfetto or chrome://tracing) or pstats."""
-        return profile_downloads.response(self.get_object(), int(rank))
+        return downloads.response(self.get_object(), int(rank))
 
     @extend_schema(
         parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, description="model.pt or metrics.csv.")],

@@ -8,11 +8,12 @@ from fleet.localtime import when
 from inventory.models import GPU, GPUModel, Node, Project
 from reservations.choices import ReservationStatus
 from reservations.models import Reservation
-from training import profile_options, strategies
+from training import strategies
 from training.choices import SweepMetric, SweepMode
 from training.launch import LaunchRequest, check_launch
 from training.models import SCRIPT
 from training.params import LAUNCH_DEFAULTS, OPTIMIZERS
+from training.profiling import options as profile_options
 from training.sweeps import SweepRequest, check_sweep, parse_values
 from training.workloads import WORKLOADS
 

@@ -15,12 +15,13 @@ from django.utils import timezone
 from inventory.models import GPU, Node, Project
 from reservations.availability import unfree
 from reservations.models import Reservation
-from training import costs, profile_options, strategies
+from training import costs, strategies
 from training.choices import RunStatus
 from training.dispatch.send import send_shares
 from training.models import SCRIPT, Run, RunNode
 from training.node import run_as
 from training.params import LAUNCH_DEFAULTS, validate_hyperparameters, validate_script_params
+from training.profiling import options as profile_options
 from training.run_files import checkpoint_dirs
 from training.scheduled import BookedWindow, check_booking, check_long_enough
 from training.scripts import ScriptRefused, resolve_script
@@ -45,7 +46,7 @@ class LaunchRequest:
     booking: str | None = None  # one of the user's bookings (its UUID): the run takes its GPUs and time
     placed_later: bool = False  # a sweep's run: its GPU is chosen, free, when it starts (training/sweep_dispatch.py)
     free_checked: bool = False  # the caller refused GPUs that are not free itself (monitoring/health/burnin_launch.py)
-    profiler: Any = None  # profiler options (training/profile_options.py); None: off
+    profiler: Any = None  # profiler options (training/profiling/options.py); None: off
     checkpoint_dir: str = ""  # below RUN_CHECKPOINT_DIR; empty: run-<id> there
 
 

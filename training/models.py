@@ -80,7 +80,7 @@ class Run(models.Model):
     processes = models.PositiveSmallIntegerField(default=1, help_text="Processes per node.")
     hyperparameters = models.JSONField(default=dict)
     profiler = models.JSONField(
-        default=dict, blank=True, help_text="Profiler options (training/profile_options.py); empty: off."
+        default=dict, blank=True, help_text="Profiler options (training/profiling/options.py); empty: off."
     )
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
     error = models.TextField(blank=True)

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from fleet.localtime import in_local_time
 from inventory.models import GPU
 from monitoring.health.models import BurnIn
-from training import costs, efficiency, env_diff, profile_downloads, profile_tables, strategies
+from training import costs, efficiency, env_diff, strategies
 from training.access import can_change, visible_run_or_404, visible_runs, visible_sweeps
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus
@@ -22,6 +22,7 @@ from training.forms import HYPERPARAMETERS, LaunchForm, SweepForm
 from training.launch import launch
 from training.models import Run, RunLog, RunMetric
 from training.placement import gpu_rows, history_per_epoch
+from training.profiling import downloads, tables
 from training.resume import ResumeRefused, resume
 from training.run_files import artifacts, retention
 from training.serializers import (
@@ -125,7 +126,7 @@ def run_detail(request, pk: int):
         "can_change": can_change(request.user, run),
         "cost": costs.run_cost(run),
         "gpu_hours": costs.run_gpu_hours(run),
-        "profiles": profile_tables.profile_views(run),
+        "profiles": tables.profile_views(run),
         "efficiency": efficiency.run_efficiency(run),
         "raw_retention_hours": settings.FLEET_RAW_RETENTION_HOURS,
         "artifacts": list(run.artifacts.all()),
@@ -146,7 +147,7 @@ def run_burnins(run: Run):
 
 def profile_file(request, pk: int, rank: int):
     """A profiled rank's trace or pstats file, for whoever may see the run."""
-    return profile_downloads.response(visible_run_or_404(request.user, pk), rank)
+    return downloads.response(visible_run_or_404(request.user, pk), rank)
 
 
 def artifact(request, pk: int, name: str):

@@ -4,8 +4,9 @@ import sys
 
 from django.conf import settings
 
-from training import profile_options, strategies
+from training import strategies
 from training.models import SCRIPT, Run, RunNode
+from training.profiling import options as profile_options
 from training.strategies import NodeShare
 from training.workloads import WORKLOADS
 

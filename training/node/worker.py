@@ -17,13 +17,14 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from inventory.models import GPU
-from training import broadcast, profiles
+from training import broadcast
 from training.choices import RunNodeStatus, RunStatus
 from training.models import IllegalTransition, Run, RunLog, RunNode
 from training.node import environment, run_as
 from training.node.commands import node_argv
 from training.node.process import ProcessGroup, adopt_orphans, kill_descendants
 from training.node.stream import RunStream
+from training.profiling.results import collect as collect_profiles
 from training.run_files import artifacts, checkpoint_dirs
 from training.serializers import state_payload
 
@@ -244,7 +245,7 @@ def read_control(run: Run) -> Control:
 def keep_profiles(run: Run, part: RunNode) -> None:
     """Store what the profiler left on this node before the run's end is announced; never fails the run."""
     try:
-        lines = profiles.collect(run)
+        lines = collect_profiles(run)
     except Exception:
         log.exception("run %s: could not store its profile", run.pk)
         lines = ["[fleet] the profile could not be stored; the node worker's log says why"]

@@ -3,7 +3,7 @@
 One setting and one hourly beat task (``delete_expired_run_files``) for everything a run leaves on the
 fleet's storage: its checkpoints (training/run_files/checkpoint_dirs.py), its artifacts, the final model and the
 metrics CSV (training/run_files/artifacts.py), and its profiler files (trace or pstats, kept in the database by
-training/profiles.py; the tables of top operators stay). The run itself, its metrics and logs stay.
+training/profiling/results.py; the tables of top operators stay). The run itself, its metrics and logs stay.
 """
 
 import logging

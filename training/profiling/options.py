@@ -9,25 +9,32 @@ recorded and thrown away, ``active`` steps recorded); a user script with cProfil
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Protocol
 
-from training import profile_files
+from training.profiling import files
 from training.strategies.base import Strategy
-from training.workloads import Workload
 
 FIELDS = ("kind", "wait", "warmup", "active", "ranks")
 WINDOW = ("wait", "warmup", "active")
 DEFAULTS: dict[str, Any] = {"wait": 5, "warmup": 2, "active": 5, "ranks": "0"}
 RANKS = ("0", "all")
 KINDS = ("torch", "cprofile")
-CPROFILE_RUNNER = "training.cprofile_run"
+CPROFILE_RUNNER = "training.profiling.cprofile_run"
 
 
 class ProfilerRefused(ValueError):
     """The options cannot profile this launch; the message says why and what to change."""
 
 
-def check(raw: Any, spec: Workload, who: str, strategy: Strategy | None) -> dict[str, Any]:
+class Profiled(Protocol):
+    """What the checks read of a workload (training.workloads.Workload), named here so that profiling does not
+    import the workloads, which import its file names."""
+
+    profiler: str | None  # "torch", "cprofile" or None
+    train_size: int | None
+
+
+def check(raw: Any, spec: Profiled, who: str, strategy: Strategy | None) -> dict[str, Any]:
     """The clean options ({} for off), or ProfilerRefused."""
     if raw in (None, False, "", {}):
         return {}
@@ -52,13 +59,13 @@ def check(raw: Any, spec: Workload, who: str, strategy: Strategy | None) -> dict
     for name in WINDOW:
         value = raw.get(name)
         clean[name] = _whole(DEFAULTS[name] if value in (None, "") else value, name)
-    problem = profile_files.schedule_problem(clean["wait"], clean["warmup"], clean["active"])
+    problem = files.schedule_problem(clean["wait"], clean["warmup"], clean["active"])
     if problem:
         raise ProfilerRefused(problem)
     return clean
 
 
-def check_length(options: dict[str, Any], spec: Workload, params: dict[str, Any]) -> None:
+def check_length(options: dict[str, Any], spec: Profiled, params: dict[str, Any]) -> None:
     """Refuse a window longer than the run: the profiler would record nothing worth reading."""
     if options.get("kind") != "torch" or spec.train_size is None:
         return
@@ -113,5 +120,5 @@ def workload_flags(options: dict[str, Any]) -> list[str]:
 
 
 def cprofile_prefix(options: dict[str, Any]) -> list[str]:
-    """The cProfile wrapper's arguments before the script path (``python -m training.cprofile_run …``)."""
+    """The cProfile wrapper's arguments before the script path (``python -m training.profiling.cprofile_run …``)."""
     return ["--all-ranks"] if options.get("ranks") == "all" else []

@@ -122,7 +122,7 @@ def test_a_script_is_wrapped_in_cprofile_under_every_strategy_that_runs_scripts(
         run = Run.objects.get(pk=response.json()["id"])
         assert run.profiler == {"kind": "cprofile", "ranks": "all"}
         argv = node_argv(run, run.nodes.get(), 1)
-        at = argv.index("training.cprofile_run")
+        at = argv.index("training.profiling.cprofile_run")
         assert argv[at + 1 : at + 3] == ["--all-ranks", str(script)] and "--epochs" in argv[at + 3 :]
 
 

@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 
 from training.models import Run, RunProfile
-from training.profile_downloads import file_name
+from training.profiling.downloads import file_name
 
 TOP_ROWS = 15
 SPLIT_PARTS = (("compute_us", "Compute"), ("data_us", "Data loading"), ("communication_us", "Communication"))

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from training import profile_files
 from training.models import Run, RunProfile
+from training.profiling import files
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ RANK_DIR = re.compile(r"rank-(\d{1,6})")
 MAX_SUMMARY_BYTES = 1_000_000
 MAX_ROWS = 50
 MAX_NAME = 500
-FILES = {"torch": profile_files.TRACE, "cprofile": profile_files.PSTATS}
+FILES = {"torch": files.TRACE, "cprofile": files.PSTATS}
 
 
 class Unreadable(Exception):
@@ -34,7 +34,7 @@ class Unreadable(Exception):
 
 
 def profile_dir(run: Run) -> Path:
-    return Path(settings.RUN_OUTPUT_DIR) / f"run-{run.pk}" / profile_files.DIR
+    return Path(settings.RUN_OUTPUT_DIR) / f"run-{run.pk}" / files.DIR
 
 
 def collect(run: Run) -> list[str]:
@@ -60,7 +60,7 @@ def collect(run: Run) -> list[str]:
 def store(run: Run, rank: int, folder: Path) -> str:
     kind = run.profiler.get("kind", "torch")
     try:
-        raw_summary = json.loads(_read(folder / profile_files.SUMMARY, MAX_SUMMARY_BYTES))
+        raw_summary = json.loads(_read(folder / files.SUMMARY, MAX_SUMMARY_BYTES))
     except (ValueError, RecursionError):
         raise Unreadable("summary.json is not JSON") from None
     summary = clean_summary(raw_summary, kind)
@@ -75,7 +75,7 @@ def store(run: Run, rank: int, folder: Path) -> str:
         run=run, rank=rank, defaults={"kind": kind, "summary": summary, "data": data, "size": size, "note": note}
     )
     if data:
-        remove_stored(folder, (profile_files.SUMMARY, FILES[kind]))
+        remove_stored(folder, (files.SUMMARY, FILES[kind]))
     kept = f"{FILES[kind]} {size / 1e6:.1f} MB" if data else f"no {FILES[kind]}: {note}"
     return f"[fleet] profile of rank {rank} kept ({kept})"
 

@@ -1,4 +1,4 @@
-"""Run a user script under cProfile: ``python -m training.cprofile_run [--all-ranks] SCRIPT [ARGS…]``.
+"""Run a user script under cProfile: ``python -m training.profiling.cprofile_run [--all-ranks] SCRIPT [ARGS…]``.
 
 For scripts that are not torch code (or whose torch loop the fleet cannot reach). The script runs as
 ``__main__`` with its own arguments; when it ends (returns, exits or raises) this rank writes
@@ -17,13 +17,13 @@ import pstats
 import runpy
 import sys
 
-from training import profile_files
+from training.profiling import files
 
 TOP_FUNCTIONS = 25
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.cprofile_run", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m training.profiling.cprofile_run", description=__doc__)
     parser.add_argument("--all-ranks", action="store_true", help="profile every rank, not only rank 0")
     parser.add_argument("--profile-dir", help="where to write rank-<rank>/ (default: $FLEET_OUTPUT_DIR/profile)")
     parser.add_argument("script")
@@ -39,16 +39,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         profiler.runcall(runpy.run_path, options.script, run_name="__main__")
     finally:
-        write(profiler, profile_files.rank_dir(options.profile_dir, rank))
+        write(profiler, files.rank_dir(options.profile_dir, rank))
     return 0
 
 
 def write(profiler: cProfile.Profile, out_dir) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    profiler.dump_stats(out_dir / profile_files.PSTATS)
+    profiler.dump_stats(out_dir / files.PSTATS)
     stats = pstats.Stats(profiler)
     summary = {"kind": "cprofile", "functions": top_functions(stats), "total_s": round(stats.total_tt, 6)}
-    (out_dir / profile_files.SUMMARY).write_text(json.dumps(summary, allow_nan=False))
+    (out_dir / files.SUMMARY).write_text(json.dumps(summary, allow_nan=False))
 
 
 def top_functions(stats: pstats.Stats, limit: int = TOP_FUNCTIONS) -> list[dict]:

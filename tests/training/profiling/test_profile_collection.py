@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from training import profiles
 from training.models import Run, RunProfile
+from training.profiling import results
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +28,7 @@ def run(cast, tmp_path, settings):
 
 
 def rank_dir(run: Run, rank: int = 0):
-    folder = profiles.profile_dir(run) / f"rank-{rank}"
+    folder = results.profile_dir(run) / f"rank-{rank}"
     folder.mkdir(parents=True)
     return folder
 
@@ -38,14 +38,14 @@ def test_a_rank_is_stored_with_its_trace_compressed(run):
     (folder / "summary.json").write_text(json.dumps(SUMMARY))
     (folder / "trace.json").write_text(json.dumps({"traceEvents": [{"name": "x"}]}))
 
-    lines = profiles.collect(run)
+    lines = results.collect(run)
 
     profile = RunProfile.objects.get(run=run)
     assert lines == ["[fleet] profile of rank 0 kept (trace.json 0.0 MB)"]
     assert json.loads(gzip.decompress(bytes(profile.data))) == {"traceEvents": [{"name": "x"}]}
     assert profile.summary["operators"][0] == SUMMARY["operators"][0]
     assert profile.summary["split"]["data_us"] == 100.0 and profile.summary["split"]["compute_us"] is None
-    assert not profiles.profile_dir(run).exists()  # the node's copy goes once the database holds it
+    assert not results.profile_dir(run).exists()  # the node's copy goes once the database holds it
 
 
 def test_a_symbolic_link_planted_by_the_run_is_not_followed(run, tmp_path):
@@ -55,7 +55,7 @@ def test_a_symbolic_link_planted_by_the_run_is_not_followed(run, tmp_path):
     (folder / "summary.json").write_text(json.dumps(SUMMARY))
     os.symlink(secret, folder / "trace.json")
 
-    lines = profiles.collect(run)
+    lines = results.collect(run)
 
     profile = RunProfile.objects.get(run=run)
     assert bytes(profile.data) == b"" and profile.size == 0 and "cannot be read" in profile.note
@@ -67,10 +67,10 @@ def test_a_linked_rank_directory_is_skipped(run, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "summary.json").write_text(json.dumps(SUMMARY))
-    profiles.profile_dir(run).mkdir(parents=True)
-    os.symlink(elsewhere, profiles.profile_dir(run) / "rank-0")
+    results.profile_dir(run).mkdir(parents=True)
+    os.symlink(elsewhere, results.profile_dir(run) / "rank-0")
 
-    assert profiles.collect(run) == []
+    assert results.collect(run) == []
     assert not RunProfile.objects.exists()
 
 
@@ -80,7 +80,7 @@ def test_a_trace_over_the_limit_keeps_the_summary_and_says_why(run, settings):
     (folder / "summary.json").write_text(json.dumps(SUMMARY))
     (folder / "trace.json").write_text("x" * 5000)
 
-    profiles.collect(run)
+    results.collect(run)
 
     profile = RunProfile.objects.get(run=run)
     assert profile.size == 0 and "over RUN_PROFILE_MAX_BYTES" in profile.note
@@ -101,7 +101,7 @@ def test_a_malformed_summary_is_not_kept_and_the_log_says_so(run, summary, why):
     folder = rank_dir(run)
     (folder / "summary.json").write_text(summary)
 
-    lines = profiles.collect(run)
+    lines = results.collect(run)
 
     assert not RunProfile.objects.exists()
     assert lines[0].startswith("[fleet] profile of rank 0 not kept") and why in lines[0]
@@ -116,7 +116,7 @@ def test_hostile_rows_are_cleaned_field_by_field(run):
     folder = rank_dir(run)
     (folder / "summary.json").write_text(json.dumps({**SUMMARY, "operators": rows}))
 
-    profiles.collect(run)
+    results.collect(run)
 
     operators = RunProfile.objects.get(run=run).summary["operators"]
     first = operators[0]
@@ -128,4 +128,4 @@ def test_nothing_is_collected_for_a_run_without_the_profiler(run):
     run.profiler = {}
     rank_dir(run)
 
-    assert profiles.collect(run) == []
+    assert results.collect(run) == []
