@@ -401,7 +401,7 @@ CELERY_BEAT_SCHEDULE["training-start-scheduled-runs"] = {
     "schedule": RUN_SCHEDULE_CHECK_S,
     "options": {"queue": "default", "expires": RUN_SCHEDULE_CHECK_S},
 }
-# A sweep's waiting runs are placed on GPUs as they come free (training/sweep_dispatch.py).
+# A sweep's waiting runs are placed on GPUs as they come free (training/sweeps/placing.py).
 RUN_SWEEP_DISPATCH_S = env_float("RUN_SWEEP_DISPATCH_S", default=5.0, minimum=0.5)
 CELERY_BEAT_SCHEDULE["training-dispatch-sweeps"] = {
     "task": "training.tasks.dispatch_sweeps",

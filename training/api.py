@@ -29,8 +29,8 @@ from training.serializers import (
     SweepSerializer,
     run_details,
 )
-from training.sweep_dispatch import cancel_sweep
-from training.sweeps import SweepRequest, check_sweep, launch_sweep
+from training.sweeps.placing import cancel_sweep
+from training.sweeps.search import SweepRequest, check_sweep, launch_sweep
 from training.workloads import WORKLOADS
 
 PAGE_MAX = 1000

@@ -14,7 +14,7 @@ from training.launch import LaunchRequest, check_launch
 from training.models import SCRIPT
 from training.params import LAUNCH_DEFAULTS, OPTIMIZERS
 from training.profiling import options as profile_options
-from training.sweeps import SweepRequest, check_sweep, parse_values
+from training.sweeps.search import SweepRequest, check_sweep, parse_values
 from training.workloads import WORKLOADS
 
 HYPERPARAMETERS = ("epochs", "batch_size", "lr", "optimizer", "seed", "size", "iterations")

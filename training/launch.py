@@ -44,7 +44,7 @@ class LaunchRequest:
     hyperparameters: dict[str, Any] = field(default_factory=dict)
     override: bool = False  # an admin launching over someone else's processes
     booking: str | None = None  # one of the user's bookings (its UUID): the run takes its GPUs and time
-    placed_later: bool = False  # a sweep's run: its GPU is chosen, free, when it starts (training/sweep_dispatch.py)
+    placed_later: bool = False  # a sweep's run: its GPU is chosen, free, when it starts (training/sweeps/placing.py)
     free_checked: bool = False  # the caller refused GPUs that are not free itself (monitoring/health/burnin_launch.py)
     profiler: Any = None  # profiler options (training/profiling/options.py); None: off
     checkpoint_dir: str = ""  # below RUN_CHECKPOINT_DIR; empty: run-<id> there

@@ -6,11 +6,12 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from training import scheduled, sweep_dispatch
+from training import scheduled
 from training.dispatch import lost, reconcile
 from training.models import RunNode
 from training.node.worker import GPUsBusy, run_share
 from training.run_files import retention
+from training.sweeps import placing
 
 
 @shared_task(bind=True, name="training.tasks.run_on_node", acks_late=False, max_retries=None)
@@ -43,7 +44,7 @@ def start_scheduled_runs() -> list[int]:
 
 @shared_task(name="training.tasks.dispatch_sweeps")
 def dispatch_sweeps() -> list[int]:
-    return sweep_dispatch.dispatch_all()
+    return placing.dispatch_all()
 
 
 @shared_task(name="training.tasks.delete_expired_run_files")

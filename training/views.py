@@ -32,8 +32,8 @@ from training.serializers import (
     SweepSerializer,
     checkpoint_facts,
 )
-from training.sweep_dispatch import cancel_sweep
-from training.sweeps import launch_sweep
+from training.sweeps.placing import cancel_sweep
+from training.sweeps.search import launch_sweep
 from training.workloads import WORKLOADS, measures
 
 LIST_TABS = {"mine": "My runs", "running": "Running", "project": "My projects"}

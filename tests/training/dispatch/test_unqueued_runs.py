@@ -13,8 +13,8 @@ from inventory.models import GPU, GPUModel, Node
 from monitoring.health.burnin_launch import burn_in
 from monitoring.health.models import BurnIn
 from tests.training.conftest import gpus_of, start_run
+from tests.training.sweeps.test_sweep_placement import online, sweep_of
 from tests.training.test_scheduled_runs import book, check
-from tests.training.test_sweep_placement import online, sweep_of
 from training.choices import RunStatus
 from training.dispatch.send import fail_unqueued
 from training.launch import launch

@@ -8,7 +8,7 @@ from inventory.models import Node
 from tests.training.conftest import gpus_of, queued_messages
 from training.choices import RunStatus
 from training.models import Run, Sweep
-from training.sweeps import expand, parse_values
+from training.sweeps.search import expand, parse_values
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,7 @@
 """Sweeps: a grid or random search over hyperparameters becomes N single-process runs over the fleet.
 
 A sweep asks for k GPUs of a model (or names its GPUs): its runs wait, without GPUs, until
-``training/sweep_dispatch.py`` gives each a GPU that is free (reservations/availability.py), at most k at a
+``training/sweeps/placing.py`` gives each a GPU that is free (reservations/availability.py), at most k at a
 time, and start as GPUs become free. A sweep without GPUs runs each run on the CPUs of one node.
 """
 
@@ -19,7 +19,7 @@ from reservations.gpu_picking import bookable_gpus
 from training.choices import SweepMetric, SweepMode
 from training.launch import LaunchPlan, LaunchRequest, check_launch, launch
 from training.models import SCRIPT, Sweep
-from training.sweep_dispatch import dispatch_soon
+from training.sweeps.placing import dispatch_soon
 from training.workloads import WORKLOADS
 
 INTEGER_PARAMS = {"epochs", "batch_size", "seed", "size", "iterations"}

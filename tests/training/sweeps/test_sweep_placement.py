@@ -10,8 +10,8 @@ from tests.training.conftest import gpus_of, queued_messages
 from training.choices import RunStatus
 from training.dispatch.waiting import waiting_for
 from training.models import Run, Sweep
-from training.sweep_dispatch import dispatch, dispatch_all
-from training.sweeps import SweepRequest, check_sweep, launch_sweep
+from training.sweeps.placing import dispatch, dispatch_all
+from training.sweeps.search import SweepRequest, check_sweep, launch_sweep
 
 pytestmark = pytest.mark.django_db
 
