@@ -394,7 +394,7 @@ CELERY_BEAT_SCHEDULE["training-reconcile-queued-runs"] = {
     "schedule": RUN_RECONCILE_S,
     "options": {"queue": "default", "expires": RUN_RECONCILE_S},
 }
-# Scheduled runs (training/scheduled.py) start within RUN_SCHEDULE_CHECK_S of their booking's start.
+# Scheduled runs (training/launching/scheduled.py) start within RUN_SCHEDULE_CHECK_S of their booking's start.
 RUN_SCHEDULE_CHECK_S = env_float("RUN_SCHEDULE_CHECK_S", default=10.0, minimum=0.5)
 CELERY_BEAT_SCHEDULE["training-start-scheduled-runs"] = {
     "task": "training.tasks.start_scheduled_runs",

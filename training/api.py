@@ -13,13 +13,13 @@ from fleet.api.text import whole_number
 from inventory.models import GPU, GPUModel, Node, Project
 from training import strategies
 from training.access import can_change, visible_runs, visible_sweeps
-from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus, SweepMetric, SweepMode
-from training.launch import LaunchRequest, check_launch, launch, launch_estimate
+from training.launching.cancel import CancelRefused, request_cancel
+from training.launching.launch import LaunchRequest, check_launch, launch, launch_estimate
+from training.launching.params import LAUNCH_DEFAULTS
+from training.launching.resume_run import ResumeRefused, resume
 from training.models import SCRIPT, Run, Sweep
-from training.params import LAUNCH_DEFAULTS
 from training.profiling import downloads
-from training.resume import ResumeRefused, resume
 from training.run_files import artifacts
 from training.serializers import (
     RunLogSerializer,

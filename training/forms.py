@@ -10,9 +10,9 @@ from reservations.choices import ReservationStatus
 from reservations.models import Reservation
 from training import strategies
 from training.choices import SweepMetric, SweepMode
-from training.launch import LaunchRequest, check_launch
+from training.launching.launch import LaunchRequest, check_launch
+from training.launching.params import LAUNCH_DEFAULTS, OPTIMIZERS
 from training.models import SCRIPT
-from training.params import LAUNCH_DEFAULTS, OPTIMIZERS
 from training.profiling import options as profile_options
 from training.sweeps.search import SweepRequest, check_sweep, parse_values
 from training.workloads import WORKLOADS
@@ -37,7 +37,7 @@ def workload_choices() -> list[tuple[str, str]]:
 
 
 def _number_field(name: str) -> forms.CharField:
-    # Text, not IntegerField: training.params words every bad value the same way for the form and the API.
+    # Text, not IntegerField: training.launching.params words every bad value the same way for the form and the API.
     return forms.CharField(label=LABELS[name], required=False, widget=forms.TextInput(attrs={"inputmode": "decimal"}))
 
 

@@ -9,8 +9,8 @@ from inventory.choices import NodeStatus
 from inventory.models import GPU
 from reservations.availability import in_use_by_others
 from reservations.booking import current_holders
-from training import costs
 from training.choices import RunStatus
+from training.launching import run_cost
 from training.models import Run
 
 
@@ -57,7 +57,7 @@ def gpu_rows(user, selected: set[str]) -> dict[str, list[GPURow]]:
     in_use = in_use_by_others(gpus, user)
     rows: dict[str, list[GPURow]] = defaultdict(list)
     for gpu in gpus:
-        rate = costs.gpu_hour_rate(gpu)
+        rate = run_cost.gpu_hour_rate(gpu)
         by = booked.get(gpu.pk)
         rows[gpu.node.hostname].append(
             GPURow(
@@ -80,6 +80,6 @@ def history_per_epoch(limit: int = 500) -> dict[str, float]:
         epochs = run.hyperparameters.get("epochs")
         if epochs:
             seen[f"{run.workload}|{run.strategy}|{run.processes}"].append(
-                costs.run_seconds(run, timezone.now()) / epochs
+                run_cost.run_seconds(run, timezone.now()) / epochs
             )
     return {key: sorted(values)[len(values) // 2] for key, values in seen.items()}

@@ -6,9 +6,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from inventory.models import GPU
-from training import costs
 from training.choices import RunStatus
 from training.dispatch.waiting import waiting_for
+from training.launching import run_cost
 from training.models import Run, RunArtifact, RunLog, RunMetric, RunNode, RunProfile, Sweep
 from training.run_files import checkpoint_dirs
 
@@ -206,9 +206,9 @@ class RunSerializer(RunStateSerializer):
         gpus = list(run.gpus.all())
         return CostSerializer(
             {
-                "so_far": costs.run_cost(run),
-                "rate_per_hour": costs.hourly_rate(gpus) if gpus else 0,
-                "gpu_hours": costs.run_gpu_hours(run),
+                "so_far": run_cost.run_cost(run),
+                "rate_per_hour": run_cost.hourly_rate(gpus) if gpus else 0,
+                "gpu_hours": run_cost.run_gpu_hours(run),
             }
         ).data
 

@@ -6,8 +6,8 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from training import scheduled
 from training.dispatch import lost, reconcile
+from training.launching import scheduled
 from training.models import RunNode
 from training.node.worker import GPUsBusy, run_share
 from training.run_files import retention

@@ -14,16 +14,17 @@ from django.views.decorators.http import require_POST
 from fleet.localtime import in_local_time
 from inventory.models import GPU
 from monitoring.health.models import BurnIn
-from training import costs, efficiency, env_diff, strategies
+from training import efficiency, env_diff, strategies
 from training.access import can_change, visible_run_or_404, visible_runs, visible_sweeps
-from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus
 from training.forms import HYPERPARAMETERS, LaunchForm, SweepForm
-from training.launch import launch
+from training.launching import run_cost
+from training.launching.cancel import CancelRefused, request_cancel
+from training.launching.launch import launch
+from training.launching.resume_run import ResumeRefused, resume
 from training.models import Run, RunLog, RunMetric
 from training.placement import gpu_rows, history_per_epoch
 from training.profiling import downloads, tables
-from training.resume import ResumeRefused, resume
 from training.run_files import artifacts, retention
 from training.serializers import (
     RunLogSerializer,
@@ -124,8 +125,8 @@ def run_detail(request, pk: int):
         "environment": environment_rows(run),
         "data": json.loads(json.dumps(data, default=str)),
         "can_change": can_change(request.user, run),
-        "cost": costs.run_cost(run),
-        "gpu_hours": costs.run_gpu_hours(run),
+        "cost": run_cost.run_cost(run),
+        "gpu_hours": run_cost.run_gpu_hours(run),
         "profiles": tables.profile_views(run),
         "efficiency": efficiency.run_efficiency(run),
         "raw_retention_hours": settings.FLEET_RAW_RETENTION_HOURS,

@@ -11,8 +11,8 @@ from django.utils import timezone
 from monitoring.alerts.choices import AlertEventKind, ReclaimStatus
 from monitoring.alerts.models import AlertEvent, EndedProcess, Reclaim
 from monitoring.notify.dispatch import dispatch_after_commit
-from training.cancel import CancelRefused, ask_to_stop
 from training.choices import RunStatus
+from training.launching.cancel import CancelRefused, ask_to_stop
 from training.models import Run
 
 START_TIME_TOLERANCE_S = 2.0

@@ -17,7 +17,7 @@ from django.db import transaction
 from inventory.models import GPU, GPUModel, Node, Project
 from reservations.gpu_picking import bookable_gpus
 from training.choices import SweepMetric, SweepMode
-from training.launch import LaunchPlan, LaunchRequest, check_launch, launch
+from training.launching.launch import LaunchPlan, LaunchRequest, check_launch, launch
 from training.models import SCRIPT, Sweep
 from training.sweeps.placing import dispatch_soon
 from training.workloads import WORKLOADS

@@ -12,7 +12,7 @@ from monitoring.alerts.choices import AlertKind, AlertSeverity
 from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
 from training.choices import RunStatus
-from training.costs import run_cost, run_seconds, seconds_per_epoch
+from training.launching.run_cost import run_cost, run_seconds, seconds_per_epoch
 from training.models import Run
 
 KIND = AlertKind.RUN_OVERDUE

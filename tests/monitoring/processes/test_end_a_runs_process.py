@@ -16,7 +16,7 @@ from tests.support.node_workers import run_processes
 from tests.training import conftest as run_fixtures
 from tests.training.conftest import gpus_of, log_of, wait_for, wait_until
 from training.choices import RunStatus
-from training.launch import LaunchRequest, check_launch, launch
+from training.launching.launch import LaunchRequest, check_launch, launch
 from training.models import Run
 from training.run_files import checkpoint_dirs
 

@@ -13,13 +13,13 @@ from inventory.models import GPU, GPUModel, Node
 from monitoring.health.burnin_launch import burn_in
 from monitoring.health.models import BurnIn
 from tests.training.conftest import gpus_of, start_run
+from tests.training.launching.test_scheduled_runs import book, check
 from tests.training.sweeps.test_sweep_placement import online, sweep_of
-from tests.training.test_scheduled_runs import book, check
 from training.choices import RunStatus
 from training.dispatch.send import fail_unqueued
-from training.launch import launch
+from training.launching.launch import launch
+from training.launching.scheduled import start_due_runs
 from training.models import Run, run_finished
-from training.scheduled import start_due_runs
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from tests.support.node_workers import FAST_RUN_SETTINGS, NodeWorker, unique_hos
 from tests.support.processes import BASE_DIR, wait_for_other_sessions_to_end
 from tests.training.conftest import DIGITS_LONG, add_node, end_every_run, gpus_of, start_run, wait_for, wait_until
 from training.choices import RunStatus
-from training.launch import LaunchRequest, check_launch
+from training.launching.launch import LaunchRequest, check_launch
 from training.models import Run
 
 NOBODY = pwd.getpwnam("nobody")

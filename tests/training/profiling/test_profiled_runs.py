@@ -8,7 +8,7 @@ import pytest
 
 from tests.training.conftest import DIGITS_FAST, gpus_of, log_of, wait_for
 from training.choices import RunStatus
-from training.launch import LaunchRequest, check_launch, launch
+from training.launching.launch import LaunchRequest, check_launch, launch
 from training.models import RunProfile
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -5,7 +5,7 @@ import pytest
 from tests.training.conftest import gpus_of, queued_messages
 from training import strategies
 from training.forms import LaunchForm
-from training.launch import LaunchRequest, check_launch
+from training.launching.launch import LaunchRequest, check_launch
 from training.models import Run
 from training.strategies import NodeShare
 from training.strategies.fsdp import declared_strategies

@@ -4,7 +4,7 @@ import pytest
 
 from tests.training.conftest import add_node, gpus_of, queued_messages
 from training.choices import RunStatus
-from training.launch import LaunchRequest, check_launch, launch
+from training.launching.launch import LaunchRequest, check_launch, launch
 from training.models import Run, RunNode
 
 pytestmark = pytest.mark.django_db

@@ -15,16 +15,17 @@ from django.utils import timezone
 from inventory.models import GPU, Node, Project
 from reservations.availability import unfree
 from reservations.models import Reservation
-from training import costs, strategies
+from training import strategies
 from training.choices import RunStatus
 from training.dispatch.send import send_shares
+from training.launching import run_cost
+from training.launching.params import LAUNCH_DEFAULTS, validate_hyperparameters, validate_script_params
+from training.launching.scheduled import BookedWindow, check_booking, check_long_enough
+from training.launching.scripts import ScriptRefused, resolve_script
 from training.models import SCRIPT, Run, RunNode
 from training.node import run_as
-from training.params import LAUNCH_DEFAULTS, validate_hyperparameters, validate_script_params
 from training.profiling import options as profile_options
 from training.run_files import checkpoint_dirs
-from training.scheduled import BookedWindow, check_booking, check_long_enough
-from training.scripts import ScriptRefused, resolve_script
 from training.workloads import SCRIPT_SPEC, WORKLOADS
 
 
@@ -69,7 +70,7 @@ class LaunchPlan:
     start_at: datetime | None = None
     profiler: dict[str, Any] = field(default_factory=dict)
     checkpoint_dir: str = ""
-    resumed_from: Run | None = None  # training/resume.py
+    resumed_from: Run | None = None  # training/launching/resume_run.py
 
 
 def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, str]]:
@@ -290,7 +291,7 @@ def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
             )
             for rank, (node, members) in enumerate(plan.nodes)
         ]
-        if not scheduled:  # a scheduled run is queued by beat when its booking begins (training/scheduled.py)
+        if not scheduled:  # a scheduled run is queued by beat when its booking begins (training/launching/scheduled.py)
             transaction.on_commit(lambda: send_shares(run, parts))
     return run
 
@@ -303,6 +304,6 @@ def _stored(plan: LaunchPlan, **fields) -> Run:
     return run
 
 
-def launch_estimate(plan: LaunchPlan) -> costs.Estimate:
+def launch_estimate(plan: LaunchPlan) -> run_cost.Estimate:
     epochs = plan.hyperparameters.get("epochs")
-    return costs.estimate(plan.workload, plan.strategy, plan.processes, epochs, plan.gpus)
+    return run_cost.estimate(plan.workload, plan.strategy, plan.processes, epochs, plan.gpus)

@@ -18,9 +18,10 @@ from fleet.localtime import when
 from inventory.models import GPU
 from reservations.choices import ReservationStatus
 from reservations.models import Reservation
-from training import broadcast, costs
+from training import broadcast
 from training.choices import RunStatus
 from training.dispatch.send import send_shares
+from training.launching import run_cost
 from training.models import IllegalTransition, Run, RunNode
 from training.serializers import state_payload
 
@@ -70,7 +71,7 @@ def check_booking(booking, user, errors: dict) -> BookedWindow | None:
 
 def check_long_enough(window: BookedWindow, plan_facts: dict, errors: dict) -> None:
     """Refuse a booking shorter than the run's expected time; an unknown time is not refused."""
-    expected = costs.estimate(**plan_facts).seconds
+    expected = run_cost.estimate(**plan_facts).seconds
     start = max(window.start, timezone.now())
     left = (window.end - start).total_seconds()
     if expected is not None and expected > left:

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from reservations.models import Reservation
 from tests.training.conftest import gpus_of, start_run
 from training.choices import RunStatus
-from training.launch import LaunchRequest, check_launch, launch
+from training.launching.launch import LaunchRequest, check_launch, launch
 from training.models import Run, RunMetric
 from training.run_files import checkpoint_dirs
 

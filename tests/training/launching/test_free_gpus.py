@@ -9,7 +9,7 @@ from inventory.models import GPU, Node
 from reservations.availability import free_gpus, unfree
 from reservations.finder import find_slots
 from tests.training.conftest import gpus_of, queued_messages
-from training.launch import LaunchRequest, check_launch, launch
+from training.launching.launch import LaunchRequest, check_launch, launch
 from training.models import Run
 
 pytestmark = pytest.mark.django_db

@@ -1,8 +1,8 @@
-"""Validation of run parameters for the run form (training/params.py)."""
+"""Validation of run parameters for the run form (training/launching/params.py)."""
 
 import pytest
 
-from training.params import validate_hyperparameters
+from training.launching.params import validate_hyperparameters
 from training.workloads import DIGITS_TRAIN_SIZE, WORKLOADS
 
 

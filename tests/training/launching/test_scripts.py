@@ -2,7 +2,7 @@
 
 import pytest
 
-from training.scripts import ScriptRefused, resolve_script
+from training.launching.scripts import ScriptRefused, resolve_script
 
 
 @pytest.fixture

@@ -1,12 +1,12 @@
 """Resuming a run: a new run with the same workload, placement and hyperparameters that continues from the
 old one's last checkpoint (its step counter and loss curve carry on from there).
 
-Everything is checked before anything is queued; the launch itself goes through training/launch.py.
+Everything is checked before anything is queued; the launch itself goes through training/launching/launch.py.
 """
 
 from django.db import transaction
 
-from training.launch import LaunchRequest, check_launch, launch
+from training.launching.launch import LaunchRequest, check_launch, launch
 from training.models import Run, RunMetric
 from training.run_files import checkpoint_dirs
 
