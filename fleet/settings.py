@@ -376,7 +376,7 @@ RUN_FILES_RETENTION_DAYS = env_float(
     minimum=0.0,
 )
 # A run page warns when the run's GPUs were busy less than RUN_BUSY_WARN_PCT of the time, over at least
-# RUN_BUSY_MIN_SAMPLES telemetry samples (training/efficiency.py).
+# RUN_BUSY_MIN_SAMPLES telemetry samples (training/web/efficiency.py).
 RUN_BUSY_WARN_PCT = env_percent("RUN_BUSY_WARN_PCT", default=50.0)
 RUN_BUSY_MIN_SAMPLES = env_int("RUN_BUSY_MIN_SAMPLES", default=30, minimum=1)
 CELERY_BEAT_SCHEDULE["training-delete-expired-run-files"] = {

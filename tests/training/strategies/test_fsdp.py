@@ -4,11 +4,11 @@ import pytest
 
 from tests.training.conftest import gpus_of, queued_messages
 from training import strategies
-from training.forms import LaunchForm
 from training.launching.launch import LaunchRequest, check_launch
 from training.models import Run
 from training.strategies import NodeShare
 from training.strategies.fsdp import declared_strategies
+from training.web.forms import LaunchForm
 
 DIGITS = "training.workloads.digits_cnn"
 

@@ -7,7 +7,6 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from fleet.websocket import EventLoopDispatch, JsonTextFrames
-from training.access import visible_runs, visible_sweeps
 from training.broadcast import run_group
 from training.models import Run, Sweep
 from training.serializers import (
@@ -17,6 +16,7 @@ from training.serializers import (
     RunStateSerializer,
     SweepSerializer,
 )
+from training.web.access import visible_runs, visible_sweeps
 
 GPU_STATE_EVERY_S = 2.0
 SWEEP_STATE_EVERY_S = 1.0

@@ -12,7 +12,6 @@ from fleet.api.pagination import Pages, paginated
 from fleet.api.text import whole_number
 from inventory.models import GPU, GPUModel, Node, Project
 from training import strategies
-from training.access import can_change, visible_runs, visible_sweeps
 from training.choices import RunStatus, SweepMetric, SweepMode
 from training.launching.cancel import CancelRefused, request_cancel
 from training.launching.launch import LaunchRequest, check_launch, launch, launch_estimate
@@ -31,6 +30,7 @@ from training.serializers import (
 )
 from training.sweeps.placing import cancel_sweep
 from training.sweeps.search import SweepRequest, check_sweep, launch_sweep
+from training.web.access import can_change, visible_runs, visible_sweeps
 from training.workloads import WORKLOADS
 
 PAGE_MAX = 1000

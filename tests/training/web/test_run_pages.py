@@ -143,7 +143,7 @@ def test_comparing_environments_lists_only_what_differs(client, cast, alice_run)
 
 
 def test_comparing_commands_sets_aside_hyperparameters_and_rendezvous(cast, alice_run):
-    from training.env_diff import command_shape
+    from training.web.env_diff import command_shape
 
     alice_run.hyperparameters = {"epochs": 4, "lr": 0.003}
     argv = ["python", "-m", "torch.distributed.run", "--rdzv-id", f"fleet-run-{alice_run.pk}"]

@@ -14,16 +14,13 @@ from django.views.decorators.http import require_POST
 from fleet.localtime import in_local_time
 from inventory.models import GPU
 from monitoring.health.models import BurnIn
-from training import efficiency, env_diff, strategies
-from training.access import can_change, visible_run_or_404, visible_runs, visible_sweeps
+from training import strategies
 from training.choices import RunStatus
-from training.forms import HYPERPARAMETERS, LaunchForm, SweepForm
 from training.launching import run_cost
 from training.launching.cancel import CancelRefused, request_cancel
 from training.launching.launch import launch
 from training.launching.resume_run import ResumeRefused, resume
 from training.models import Run, RunLog, RunMetric
-from training.placement import gpu_rows, history_per_epoch
 from training.profiling import downloads, tables
 from training.run_files import artifacts, retention
 from training.serializers import (
@@ -35,6 +32,10 @@ from training.serializers import (
 )
 from training.sweeps.placing import cancel_sweep
 from training.sweeps.search import launch_sweep
+from training.web import efficiency, env_diff
+from training.web.access import can_change, visible_run_or_404, visible_runs, visible_sweeps
+from training.web.forms import HYPERPARAMETERS, LaunchForm, SweepForm
+from training.web.gpu_picker import gpu_rows, history_per_epoch
 from training.workloads import WORKLOADS, measures
 
 LIST_TABS = {"mine": "My runs", "running": "Running", "project": "My projects"}
