@@ -138,11 +138,11 @@ def allreduce_worker() -> None:
     import torch
     import torch.distributed as dist
 
-    from training.workloads import common, digits_cnn
+    from training.workloads import arguments, digits_cnn
 
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
-    model = digits_cnn.build_model(common.parse_args(digits_cnn, []))
+    model = digits_cnn.build_model(arguments.parse_args(digits_cnn, []))
     grad = torch.zeros(sum(p.numel() for p in model.parameters()))
     for _ in range(20):
         dist.all_reduce(grad)

@@ -17,7 +17,10 @@ import time
 import torch
 import torch.distributed as dist
 
-from training.workloads import WORKLOADS, common, event_lines
+from training.workloads import WORKLOADS, event_lines
+from training.workloads.distributed import DistEnv, start_process
+from training.workloads.reporter import env_event
+from training.workloads.stops import guarded, install_signal_handlers
 
 NAME = "burnin"
 CPU_SIZE = 256
@@ -102,19 +105,19 @@ def flip_bit(product: torch.Tensor, seed: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return common.guarded(_main, argv)
+    return guarded(_main, argv)
 
 
 def _main(argv: list[str] | None) -> int:
-    common.install_signal_handlers()
+    install_signal_handlers()
     args = parse_args(argv)
-    env = common.DistEnv.from_environ()
-    device = common.start_process(env, args.threads)
+    env = DistEnv.from_environ()
+    device = start_process(env, args.threads)
     # TF32 would round products to ~10 mantissa bits and fail the float32 bound.
     torch.set_float32_matmul_precision("highest")
     size = args.size or (GPU_SIZE if device.type == "cuda" else CPU_SIZE)
     if env.is_main:
-        common.env_event("ddp" if env.distributed else "single", env.world_size, device, workload=NAME, size=size)
+        env_event("ddp" if env.distributed else "single", env.world_size, device, workload=NAME, size=size)
 
     result = burn(args, size, device, report=env.is_main)
     results = [result]

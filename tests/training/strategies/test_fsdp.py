@@ -16,7 +16,7 @@ DIGITS = "training.workloads.digits_cnn"
 def test_fsdp_runs_a_built_in_workload_under_torchrun_told_to_shard():
     argv = strategies.get("fsdp").command(NodeShare(processes=2, module=DIGITS, workload="digits_cnn", args=["--tiny"]))
     ddp = strategies.get("ddp").command(NodeShare(processes=2, module=DIGITS, workload="digits_cnn", args=["--tiny"]))
-    assert argv == [*ddp, "--parallel", "fsdp"]
+    assert argv == [*ddp, "--strategy", "fsdp"]
 
 
 def test_fsdp_spans_nodes_like_ddp():
