@@ -2,7 +2,9 @@
 
 Pure Python: no torch, no Django. ``validate_hyperparameters`` returns the
 cleaned values and a dict of messages keyed by field; a field with an error is
-left out of the cleaned values.
+left out of the cleaned values. The hyperparameters' ranges and words are
+training/workloads/hyperparams.py's, which the workloads' own flags share; the
+launch's fields (strategy, processes, nodes) are checked here.
 """
 
 from __future__ import annotations
@@ -11,13 +13,8 @@ import os
 from typing import Any
 
 from training import strategies
-from training.workloads import SCRIPT_SPEC, WORKLOADS, Workload
+from training.workloads import SCRIPT_SPEC, WORKLOADS, Workload, hyperparams
 
-MAX_LR = 10.0
-MAX_EPOCHS = 1000
-MAX_MATRIX_SIZE = 32768
-MAX_ITERATIONS = 1_000_000
-OPTIMIZERS = ("sgd", "adam")
 # Used when the form leaves a launch field out; hyperparameters default per workload.
 LAUNCH_DEFAULTS: dict[str, Any] = {"strategy": "single", "processes": 1, "nodes": 1}
 LAUNCH_FIELDS = ("strategy", "processes", "nodes")
@@ -58,11 +55,18 @@ def validate_params(
         if value is None or value == "":
             value = defaults[field]
         try:
-            clean[field] = CHECKS[field](value, spec=spec, gpus=gpus, cpus=cpus or os.cpu_count() or 1)
+            clean[field] = check_field(field, value, spec, gpus=gpus, cpus=cpus or os.cpu_count() or 1)
         except ValueError as error:
             errors[field] = str(error)
     _check_combination(clean, errors, spec, who)
     return {k: v for k, v in clean.items() if k not in errors}, errors
+
+
+def check_field(field: str, value: Any, spec: Workload, *, gpus: int, cpus: int) -> Any:
+    """One field's clean value, or ValueError with the sentence that refuses it."""
+    if field in LAUNCH_CHECKS:
+        return LAUNCH_CHECKS[field](value, gpus=gpus, cpus=cpus)
+    return hyperparams.CHECKS[field](value, train_size=spec.train_size)
 
 
 def _check_combination(clean: dict[str, Any], errors: dict[str, str], spec: Workload, who: str) -> None:
@@ -74,76 +78,8 @@ def _check_combination(clean: dict[str, Any], errors: dict[str, str], spec: Work
     strategies.get(name).check(clean, errors, [strategies.get(n) for n in spec.strategies])
 
 
-def _integer(value: Any, label: str) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"{label} must be a whole number.")
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            pass
-    raise ValueError(f"{label} must be a whole number, not {value!r}.")
-
-
-def _number(value: Any, label: str) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"{label} must be a number.")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{label} must be a number, not {value!r}.") from None
-    if number != number or number in (float("inf"), float("-inf")):
-        raise ValueError(f"{label} must be a finite number.")
-    return number
-
-
-def _lr(value: Any, **_: Any) -> float:
-    lr = _number(value, "Learning rate")
-    if lr <= 0:
-        raise ValueError("Learning rate must be greater than 0.")
-    if lr > MAX_LR:
-        raise ValueError(f"Learning rate {lr:g} is absurd; use at most {MAX_LR:g}.")
-    return lr
-
-
-def _batch_size(value: Any, *, spec, **_: Any) -> int:
-    size = _integer(value, "Batch size")
-    if size < 1:
-        raise ValueError("Batch size must be at least 1.")
-    if spec.train_size is not None and size > spec.train_size:
-        raise ValueError(f"Batch size {size} is larger than the training set ({spec.train_size} samples).")
-    return size
-
-
-def _epochs(value: Any, **_: Any) -> int:
-    epochs = _integer(value, "Epochs")
-    if not 1 <= epochs <= MAX_EPOCHS:
-        raise ValueError(f"Epochs must be between 1 and {MAX_EPOCHS}.")
-    return epochs
-
-
-def _optimizer(value: Any, **_: Any) -> str:
-    name = str(value).strip().lower()
-    if name not in OPTIMIZERS:
-        raise ValueError(f"Unknown optimizer {value!r}; choose {' or '.join(OPTIMIZERS)}.")
-    return name
-
-
-def _seed(value: Any, **_: Any) -> int:
-    seed = _integer(value, "Seed")
-    if seed < 0:
-        raise ValueError("Seed must not be negative.")
-    if seed >= 2**32:
-        raise ValueError("Seed must be below 2**32.")
-    return seed
-
-
 def _processes(value: Any, *, gpus: int, cpus: int, **_: Any) -> int:
-    processes = _integer(value, "Processes")
+    processes = hyperparams.whole(value, "Processes")
     if processes < 1:
         raise ValueError("Processes must be at least 1.")
     devices, kind = (gpus, "GPUs") if gpus > 0 else (cpus, "CPU cores")
@@ -153,7 +89,7 @@ def _processes(value: Any, *, gpus: int, cpus: int, **_: Any) -> int:
 
 
 def _nodes(value: Any, **_: Any) -> int:
-    nodes = _integer(value, "Nodes")
+    nodes = hyperparams.whole(value, "Nodes")
     if nodes < 1:
         raise ValueError("Nodes must be at least 1.")
     return nodes
@@ -166,29 +102,5 @@ def _strategy(value: Any, **_: Any) -> str:
     return name
 
 
-def _size(value: Any, **_: Any) -> int:
-    size = _integer(value, "Matrix size")
-    if not 0 <= size <= MAX_MATRIX_SIZE:
-        raise ValueError(f"Matrix size must be between 0 (automatic) and {MAX_MATRIX_SIZE}.")
-    return size
-
-
-def _iterations(value: Any, **_: Any) -> int:
-    iterations = _integer(value, "Iterations")
-    if not 1 <= iterations <= MAX_ITERATIONS:
-        raise ValueError(f"Iterations must be between 1 and {MAX_ITERATIONS}.")
-    return iterations
-
-
-CHECKS = {
-    "lr": _lr,
-    "batch_size": _batch_size,
-    "epochs": _epochs,
-    "optimizer": _optimizer,
-    "seed": _seed,
-    "processes": _processes,
-    "nodes": _nodes,
-    "strategy": _strategy,
-    "size": _size,
-    "iterations": _iterations,
-}
+# The launch's own fields; a hyperparameter's check is training/workloads/hyperparams.py's.
+LAUNCH_CHECKS = {"processes": _processes, "nodes": _nodes, "strategy": _strategy}

@@ -11,11 +11,12 @@ from reservations.models import Reservation
 from training import strategies
 from training.choices import SweepMetric, SweepMode
 from training.launching.launch import LaunchRequest, check_launch
-from training.launching.params import LAUNCH_DEFAULTS, OPTIMIZERS
+from training.launching.params import LAUNCH_DEFAULTS
 from training.models import SCRIPT
 from training.profiling import options as profile_options
 from training.sweeps.search import SweepRequest, check_sweep, parse_values
 from training.workloads import WORKLOADS
+from training.workloads.hyperparams import OPTIMIZERS
 
 HYPERPARAMETERS = ("epochs", "batch_size", "lr", "optimizer", "seed", "size", "iterations")
 LABELS = {

@@ -1,4 +1,8 @@
-"""A built-in workload's command line: the flags every workload takes, its own, and their checks."""
+"""A built-in workload's command line: the flags every workload takes, its own, and their checks.
+
+The hyperparameters' ranges are the run form's and the API's (training/workloads/hyperparams.py), so a
+value the fleet refuses at launch is refused here too, in the same words.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,11 @@ import os
 from types import ModuleType
 from typing import Any
 
-from training.workloads import profiling, strategies
+from training.workloads import hyperparams, profiling, strategies
 from training.workloads.optimizers import LR_SCHEDULES
 from training.workloads.step_csv import output_file
 
-OPTIMIZERS = ("sgd", "adam")
+CHECKED = ("epochs", "batch_size", "lr", "seed")
 
 
 def default_strategy() -> str:
@@ -25,7 +29,7 @@ def build_parser(module: ModuleType) -> argparse.ArgumentParser:
     parser.add_argument("--epochs", type=int, help="passes over the training set (default %(default)s)")
     parser.add_argument("--batch-size", type=int, help="samples per step in each process")
     parser.add_argument("--lr", type=float, help="learning rate")
-    parser.add_argument("--optimizer", choices=OPTIMIZERS, help="sgd (momentum 0.9) or adam")
+    parser.add_argument("--optimizer", choices=hyperparams.OPTIMIZERS, help="sgd (momentum 0.9) or adam")
     parser.add_argument(
         "--lr-schedule",
         choices=LR_SCHEDULES,
@@ -67,13 +71,18 @@ def parse_args(module: ModuleType, argv: list[str] | None = None) -> argparse.Na
     if args.tiny:
         parser.set_defaults(**module.TINY)
         args = parser.parse_args(argv)
-    for name in ("epochs", "batch_size"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    if args.lr <= 0:
-        parser.error("--lr must be positive")
+    check_ranges(parser, args, CHECKED)
     profiling.check_arguments(parser, args)
     return args
+
+
+def check_ranges(parser: argparse.ArgumentParser, args: argparse.Namespace, names: tuple[str, ...]) -> None:
+    """Refuse a hyperparameter outside its range, defaults included, as the launch checks word it."""
+    for name in names:
+        try:
+            hyperparams.CHECKS[name](getattr(args, name))
+        except ValueError as error:
+            parser.error(f"--{name.replace('_', '-')}: {error}")
 
 
 def hyperparameters(module: ModuleType, args: argparse.Namespace) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import torch
 import torch.distributed as dist
 
 from training.workloads import WORKLOADS, event_lines
+from training.workloads.arguments import check_ranges
 from training.workloads.distributed import DistEnv, start_process
 from training.workloads.reporter import env_event
 from training.workloads.stops import guarded, install_signal_handlers
@@ -54,8 +55,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.tiny:
         args.size = args.size or 128
         args.iterations = min(args.iterations, 10)
-    if args.size < 0 or args.iterations < 1 or (args.seconds is not None and args.seconds <= 0):
-        parser.error("--size must be at least 0, --iterations at least 1 and --seconds positive")
+    check_ranges(parser, args, ("size", "iterations", "seed"))
+    if args.seconds is not None and args.seconds <= 0:
+        parser.error("--seconds must be positive")
     return args
 
 
