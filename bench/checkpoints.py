@@ -6,7 +6,7 @@ and what periodic checkpoints cost a whole training run.
 Part 1 (in this process, one thread): the median of ``--saves`` saves of the full training state (weights,
 Adam's two moments, schedule, step, RNG; training/workloads/checkpoints.py) to a temporary directory, of as
 many loads, and of 200 training steps at batch 32 as the baseline. Part 1b: the same under DDP(2) and FSDP(2)
-(two gloo processes, one thread each, as ``common.Saver`` saves: DDP's rank 0 alone, FSDP's ranks gathering
+(two gloo processes, one thread each, as ``saver.Saver`` saves: DDP's rank 0 alone, FSDP's ranks gathering
 the shards to rank 0), with their own step time as the baseline. Part 2: the tiny digits run (8 epochs,
 one thread) as the node worker starts it, with a checkpoint every ``--every`` steps and without, taking turns
 ``--repeats`` times; the ``done`` event's steady samples/s.
@@ -31,9 +31,10 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from training import events  # noqa: E402
-from training.run_env import run_env  # noqa: E402
-from training.workloads import checkpoints, common, digits_cnn, parallel  # noqa: E402
+from training.workloads import arguments, checkpoints, digits_cnn, event_lines, strategies  # noqa: E402
+from training.workloads.optimizers import build_optimizer, build_schedule  # noqa: E402
+from training.workloads.run_env import run_env  # noqa: E402
+from training.workloads.trainer import Trainer  # noqa: E402
 
 
 def median_ms(samples: list[float]) -> float:
@@ -42,11 +43,12 @@ def median_ms(samples: list[float]) -> float:
 
 def in_process(saves: int) -> dict[str, float]:
     torch.set_num_threads(1)
-    args = common.parse_args(digits_cnn, ["--tiny"])
+    args = arguments.parse_args(digits_cnn, ["--tiny"])
     train, _ = digits_cnn.load_data(args)
     model = digits_cnn.build_model(args)
-    optimizer = common.build_optimizer(model.parameters(), args)
-    schedule = common.build_schedule(optimizer, args, 45)
+    optimizer = build_optimizer(model.parameters(), args)
+    schedule = build_schedule(optimizer, args, 45)
+    single = strategies.get("single")
     loss_fn = torch.nn.CrossEntropyLoss()
     inputs, targets = train.tensors
     step_times = []
@@ -65,10 +67,10 @@ def in_process(saves: int) -> dict[str, float]:
         for _ in range(saves):
             start = time.perf_counter()
             with contextlib.redirect_stdout(io.StringIO()):
-                saver.save(checkpoints.training_state(model, optimizer, schedule, 200, "single"), 200, "bench")
+                saver.save(single.training_state(model, optimizer, schedule, 200), 200, "bench")
             save_times.append(time.perf_counter() - start)
             start = time.perf_counter()
-            checkpoints.restore(checkpoints.load(path), model, optimizer, schedule, "single")
+            single.restore(checkpoints.load(path), model, optimizer, schedule)
             load_times.append(time.perf_counter() - start)
         size = path.stat().st_size
     parameters = sum(p.numel() for p in model.parameters())
@@ -82,20 +84,21 @@ def in_process(saves: int) -> dict[str, float]:
     }
 
 
-def distributed_rank(rank: int, mode: str, saves: int, port: int, directory: str, results) -> None:
+def distributed_rank(rank: int, strategy_name: str, saves: int, port: int, directory: str, results) -> None:
     """One of two gloo ranks: 200 steps of its share, then ``saves`` saves and loads as the training loop makes them."""
     import torch.distributed as dist
     from torch.utils.data import DistributedSampler
 
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
-    args = common.parse_args(digits_cnn, ["--tiny"])
+    args = arguments.parse_args(digits_cnn, ["--tiny"])
     train, _ = digits_cnn.load_data(args)
     model = digits_cnn.build_model(args)
-    trained = parallel.wrap(model, mode, torch.device("cpu"))
-    optimizer = common.build_optimizer(trained.parameters(), args)
+    strategy = strategies.get(strategy_name)
+    trained = strategy.wrap(model, torch.device("cpu"))
+    optimizer = build_optimizer(trained.parameters(), args)
     sampler = DistributedSampler(train, num_replicas=2, rank=rank, shuffle=True, seed=0)
-    trainer = common.Trainer(trained, optimizer, train, 32, sampler, torch.device("cpu"), args)
+    trainer = Trainer(trained, optimizer, train, 32, sampler, torch.device("cpu"), args)
     step_times: list[float] = []
     epoch = 0
     while len(step_times) < 200:
@@ -107,14 +110,14 @@ def distributed_rank(rank: int, mode: str, saves: int, port: int, directory: str
     for _ in range(saves):
         dist.barrier()
         start = time.perf_counter()
-        state = checkpoints.training_state(model, optimizer, trainer.schedule, trainer.step, mode)
+        state = strategy.training_state(model, optimizer, trainer.schedule, trainer.step)
         if rank == 0:
             with contextlib.redirect_stdout(io.StringIO()):
                 saver.save(state, trainer.step, "bench")
         save_times.append(time.perf_counter() - start)
         dist.barrier()  # the file is whole before any rank reads it
         start = time.perf_counter()
-        checkpoints.restore(checkpoints.load(path), model, optimizer, trainer.schedule, mode)
+        strategy.restore(checkpoints.load(path), model, optimizer, trainer.schedule)
         load_times.append(time.perf_counter() - start)
     if rank == 0:
         results.put(
@@ -130,7 +133,7 @@ def distributed_rank(rank: int, mode: str, saves: int, port: int, directory: str
     dist.destroy_process_group()
 
 
-def distributed(mode: str, saves: int) -> dict[str, float]:
+def distributed(strategy_name: str, saves: int) -> dict[str, float]:
     import torch.multiprocessing as mp
 
     from fleet.embedded import free_port
@@ -140,7 +143,7 @@ def distributed(mode: str, saves: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as directory:
         port = free_port()
         procs = [
-            context.Process(target=distributed_rank, args=(rank, mode, saves, port, directory, results))
+            context.Process(target=distributed_rank, args=(rank, strategy_name, saves, port, directory, results))
             for rank in range(2)
         ]
         for proc in procs:
@@ -149,7 +152,7 @@ def distributed(mode: str, saves: int) -> dict[str, float]:
         for proc in procs:
             proc.join(60)
             if proc.exitcode != 0:
-                raise RuntimeError(f"{mode} rank exited with {proc.exitcode}")
+                raise RuntimeError(f"{strategy_name} rank exited with {proc.exitcode}")
     return figures
 
 
@@ -162,7 +165,7 @@ def run_rate(every: int | None) -> float:
         done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{argv} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    found = [e for line in done.stdout.splitlines() if (e := events.parse_event(line))]
+    found = [e for line in done.stdout.splitlines() if (e := event_lines.parse_event(line))]
     saved = sum(1 for e in found if e["event"] == "checkpoint")
     if every is not None and saved < 8 * 45 // every:
         raise RuntimeError(f"expected a checkpoint every {every} steps, got {saved}")
@@ -176,7 +179,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=10, help="steps between checkpoints in part 2")
     opts = parser.parse_args()
     figures = in_process(opts.saves)
-    spread = {mode: distributed(mode, opts.saves) for mode in parallel.MODES}
+    spread = {strategy_name: distributed(strategy_name, opts.saves) for strategy_name in strategies.under_torchrun()}
     rates: dict[str, list[float]] = {"off": [], "on": []}
     for _ in range(opts.repeats):  # round-robin: a burst of other load hits both alike
         rates["off"].append(run_rate(None))
@@ -197,9 +200,9 @@ def main() -> None:
         f"load                                {figures['load_ms']:7.2f} ms, "
         f"{figures['load_ms'] / figures['step_ms']:.2f} steps"
     )
-    for mode, numbers in spread.items():
+    for strategy_name, numbers in spread.items():
         print(
-            f"{mode.upper()}(2): checkpoint {numbers['bytes']:,} bytes; step {numbers['step_ms']:.2f} ms; "
+            f"{strategy_name.upper()}(2): checkpoint {numbers['bytes']:,} bytes; step {numbers['step_ms']:.2f} ms; "
             f"save {numbers['save_ms']:.2f} ms (p90 {numbers['save_p90_ms']:.2f}), "
             f"{numbers['save_ms'] / numbers['step_ms']:.2f} steps, {numbers['save_ms'] / figures['save_ms']:.2f}x "
             f"single's save; load {numbers['load_ms']:.2f} ms"

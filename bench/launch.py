@@ -39,11 +39,10 @@ from accounts.tokens import issue  # noqa: E402
 from inventory.models import GPU, GPUModel, Node  # noqa: E402
 from tests.support.node_workers import NodeWorker, unique_hostname  # noqa: E402
 from tests.support.processes import ServerProcess, process_environment  # noqa: E402
-from training import events  # noqa: E402
-from training.commands import script_args  # noqa: E402
 from training.models import Run  # noqa: E402
+from training.node.commands import script_args  # noqa: E402
 from training.strategies.ddp import torchrun_argv  # noqa: E402
-from training.workloads import WORKLOADS  # noqa: E402
+from training.workloads import WORKLOADS, event_lines  # noqa: E402
 
 PASSWORD = "bench-launch-password-7"
 HYPER = {"epochs": 1, "batch_size": 32, "lr": 0.003, "optimizer": "adam", "seed": 0}
@@ -139,7 +138,7 @@ def direct_first_step(strategy: str, processes: int) -> float:
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     first = None
     for line in proc.stdout:
-        event = events.parse_event(line)
+        event = event_lines.parse_event(line)
         if event and event["event"] == "first_step" and first is None:
             first = event["ts"]
     proc.wait()

@@ -34,11 +34,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from training import events  # noqa: E402
-from training.run_env import run_env  # noqa: E402
 from training.strategies.ddp import torchrun_argv  # noqa: E402
 from training.strategies.hogwild import hogwild_argv  # noqa: E402
-from training.workloads import DIGITS_TRAIN_SIZE, WORKLOADS  # noqa: E402
+from training.workloads import DIGITS_TRAIN_SIZE, WORKLOADS, event_lines  # noqa: E402
+from training.workloads.run_env import run_env  # noqa: E402
 
 DIGITS = WORKLOADS["digits_cnn"].module
 SWEEP_BATCHES = (16, 32, 64, 128, 256)
@@ -84,7 +83,7 @@ def measure(argv: list[str]) -> Result:
     done = subprocess.run(argv, cwd=REPO, env=run_env(), capture_output=True, text=True, timeout=1800, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{argv} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    found = [e for line in done.stdout.splitlines() if (e := events.parse_event(line))]
+    found = [e for line in done.stdout.splitlines() if (e := event_lines.parse_event(line))]
     first = next(e for e in found if e["event"] == "first_step")
     final = next(e for e in found if e["event"] == "done")
     return Result(final["samples_per_s"], final["median_step_samples_per_s"], first["ts"] - started, final["accuracy"])
@@ -139,11 +138,11 @@ def allreduce_worker() -> None:
     import torch
     import torch.distributed as dist
 
-    from training.workloads import common, digits_cnn
+    from training.workloads import arguments, digits_cnn
 
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
-    model = digits_cnn.build_model(common.parse_args(digits_cnn, []))
+    model = digits_cnn.build_model(arguments.parse_args(digits_cnn, []))
     grad = torch.zeros(sum(p.numel() for p in model.parameters()))
     for _ in range(20):
         dist.all_reduce(grad)

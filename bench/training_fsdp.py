@@ -19,17 +19,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from training import events  # noqa: E402
-from training.run_env import run_env  # noqa: E402
 from training.strategies import NodeShare, get  # noqa: E402
-from training.workloads import WORKLOADS  # noqa: E402
+from training.workloads import WORKLOADS, event_lines  # noqa: E402
+from training.workloads.run_env import run_env  # noqa: E402
 
 
 def rate(argv: list[str]) -> tuple[float, float]:
     done = subprocess.run(argv, cwd=REPO, env=run_env(), capture_output=True, text=True, timeout=1800, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{argv} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    final = next(e for line in done.stdout.splitlines() if (e := events.parse_event(line)) and e["event"] == "done")
+    final = next(
+        e for line in done.stdout.splitlines() if (e := event_lines.parse_event(line)) and e["event"] == "done"
+    )
     return final["samples_per_s"], final["accuracy"]
 
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/training_profiler.py [--pairs 25] [--workload synthetic] [--epochs 8]
 
-Each trial is a fresh process training the workload in one thread with ``common.Trainer``, timing every
+Each trial is a fresh process training the workload in one thread with ``trainer.Trainer``, timing every
 step. Trials come in on/off *pairs* run back to back, the order alternating from pair to pair (off-on,
 on-off, ...), so that a burst of other load or a slow drift of the machine hits both arms alike and
 neither arm always goes first. The profiled trials use a window of ``--wait`` steps, 2 warm-up and 5
@@ -44,7 +44,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from training.run_env import run_env  # noqa: E402
+from training.workloads.run_env import run_env  # noqa: E402
 
 FIRST_STEP = 20  # leave out the first steps (allocator, caches) in both arms
 WARMUP, ACTIVE = 2, 5
@@ -54,21 +54,24 @@ def trial(workload: str, epochs: int, profile: bool, wait: int) -> dict[str, lis
     """One arm in this process: the wall-clock and the CPU seconds (this thread's) of every training step."""
     import torch
 
-    from training.workloads import common, profiling
+    from training.workloads import arguments, profiling
+    from training.workloads.distributed import seed_everything
+    from training.workloads.optimizers import build_optimizer
+    from training.workloads.trainer import Trainer
 
     module = importlib.import_module(f"training.workloads.{workload}")
-    args = common.parse_args(module, ["--epochs", str(epochs), "--threads", "1"])
+    args = arguments.parse_args(module, ["--epochs", str(epochs), "--threads", "1"])
     torch.set_num_threads(1)
-    common.seed_everything(0)
+    seed_everything(0)
     train, _ = module.load_data(args)
     model = module.build_model(args)
     sampler = torch.utils.data.DistributedSampler(train, num_replicas=1, rank=0, shuffle=True, seed=0)
-    optimizer = common.build_optimizer(model.parameters(), args)
+    optimizer = build_optimizer(model.parameters(), args)
     profiler = None
     if profile:
         window = profiling.Window(wait, WARMUP, ACTIVE)
         profiler = profiling.StepProfiler(window, Path(tempfile.mkdtemp(prefix="bench-profile-")), torch.device("cpu"))
-    trainer = common.Trainer(model, optimizer, train, args.batch_size, sampler, torch.device("cpu"), args, profiler)
+    trainer = Trainer(model, optimizer, train, args.batch_size, sampler, torch.device("cpu"), args, profiler)
     wall: list[float] = []
     cpu: list[float] = []
     last_cpu = [time.thread_time()]
@@ -117,7 +120,7 @@ def direct(rounds: int = 9, calls: int = 200_000) -> list[float]:
         torch.device("cpu"),
     )
 
-    def loop(profiler) -> float:  # the trainer's profiler lines (training/workloads/common.py), nothing else
+    def loop(profiler) -> float:  # the trainer's profiler lines (training/workloads/trainer.py), nothing else
         started = time.thread_time()
         for _ in range(calls):
             with profiler.data_span() if profiler else profiling.NO_SPAN:

@@ -350,18 +350,18 @@ RUN_SWEEP_MAX_RUNS = env_int("RUN_SWEEP_MAX_RUNS", default=64, minimum=1)
 # "Free" (reservations/availability.py): a GPU is not free while a process of someone else holds more memory.
 FREE_GPU_FOREIGN_MEMORY_MIB = env_int("FREE_GPU_FOREIGN_MEMORY_MIB", default=1024, minimum=0)
 # A root node worker runs a run's processes as its owner's linked OS account; otherwise: "worker" (its
-# own account) or "refuse" (the run fails before anything starts). training/accounts.py.
+# own account) or "refuse" (the run fails before anything starts). training/node/run_as.py.
 RUN_ACCOUNT_FALLBACK = env_choice("RUN_ACCOUNT_FALLBACK", default="worker", choices=("worker", "refuse"))
 # The interpreter a run's processes start with: the node worker's own unless the runs have another
 # (one the researchers' accounts can execute, where runs execute as them).
 RUN_PYTHON = env_str("RUN_PYTHON", default=sys.executable)
 RUN_OUTPUT_DIR = Path(env_str("RUN_OUTPUT_DIR", default=str(BASE_DIR / "var" / "runs")))
-# The largest trace or pstats file of one profiled rank the node worker stores (training/profiles.py).
+# The largest trace or pstats file of one profiled rank the node worker stores (training/profiling/results.py).
 RUN_PROFILE_MAX_BYTES = env_int("RUN_PROFILE_MAX_BYTES", default=64_000_000, minimum=1000)
 # Where a run's artifacts (final model, metrics CSV) are kept for download; shared by node workers and web servers.
 RUN_ARTIFACT_DIR = Path(env_str("RUN_ARTIFACT_DIR", default=str(BASE_DIR / "var" / "artifacts")))
 # A finished run's files (checkpoints, artifacts, profiler files) are deleted this many days after its end
-# by one hourly task (training/retention.py); 0 keeps them. RUN_CHECKPOINT_RETENTION_DAYS is its old name
+# by one hourly task (training/run_files/retention.py); 0 keeps them. RUN_CHECKPOINT_RETENTION_DAYS is its old name
 # for checkpoints, still read with a warning.
 RUN_FILES_RETENTION_DAYS = env_float(
     renamed(
@@ -374,7 +374,7 @@ RUN_FILES_RETENTION_DAYS = env_float(
     minimum=0.0,
 )
 # A run page warns when the run's GPUs were busy less than RUN_BUSY_WARN_PCT of the time, over at least
-# RUN_BUSY_MIN_SAMPLES telemetry samples (training/efficiency.py).
+# RUN_BUSY_MIN_SAMPLES telemetry samples (training/web/efficiency.py).
 RUN_BUSY_WARN_PCT = env_percent("RUN_BUSY_WARN_PCT", default=50.0)
 RUN_BUSY_MIN_SAMPLES = env_int("RUN_BUSY_MIN_SAMPLES", default=30, minimum=1)
 CELERY_BEAT_SCHEDULE["training-delete-expired-run-files"] = {
@@ -384,7 +384,7 @@ CELERY_BEAT_SCHEDULE["training-delete-expired-run-files"] = {
 }
 
 # A run no node worker took for RUN_QUEUE_TIMEOUT_S is sent again once, or failed with a reason
-# (training/reconcile.py); the reconciler looks every RUN_RECONCILE_S.
+# (training/dispatch/reconcile.py); the reconciler looks every RUN_RECONCILE_S.
 RUN_QUEUE_TIMEOUT_S = env_float("RUN_QUEUE_TIMEOUT_S", default=300.0, minimum=1.0)
 RUN_RECONCILE_S = env_float("RUN_RECONCILE_S", default=30.0, minimum=0.5)
 CELERY_BEAT_SCHEDULE["training-reconcile-queued-runs"] = {
@@ -392,14 +392,14 @@ CELERY_BEAT_SCHEDULE["training-reconcile-queued-runs"] = {
     "schedule": RUN_RECONCILE_S,
     "options": {"queue": "default", "expires": RUN_RECONCILE_S},
 }
-# Scheduled runs (training/scheduled.py) start within RUN_SCHEDULE_CHECK_S of their booking's start.
+# Scheduled runs (training/launching/scheduled.py) start within RUN_SCHEDULE_CHECK_S of their booking's start.
 RUN_SCHEDULE_CHECK_S = env_float("RUN_SCHEDULE_CHECK_S", default=10.0, minimum=0.5)
 CELERY_BEAT_SCHEDULE["training-start-scheduled-runs"] = {
     "task": "training.tasks.start_scheduled_runs",
     "schedule": RUN_SCHEDULE_CHECK_S,
     "options": {"queue": "default", "expires": RUN_SCHEDULE_CHECK_S},
 }
-# A sweep's waiting runs are placed on GPUs as they come free (training/sweep_dispatch.py).
+# A sweep's waiting runs are placed on GPUs as they come free (training/sweeps/placing.py).
 RUN_SWEEP_DISPATCH_S = env_float("RUN_SWEEP_DISPATCH_S", default=5.0, minimum=0.5)
 CELERY_BEAT_SCHEDULE["training-dispatch-sweeps"] = {
     "task": "training.tasks.dispatch_sweeps",

@@ -10,6 +10,7 @@ CONVENTIONAL = {"__init__.py", "__main__.py", "admin.py", "apps.py"}
 # Registries: the map names the folder and its registry; each entry is one module of the same kind.
 REGISTRY_FOLDERS = {
     "training/strategies",
+    "training/workloads/strategies",
     "training/workloads",
     "monitoring/notify/transports",
     "monitoring/alerts/rules",

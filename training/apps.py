@@ -6,6 +6,7 @@ class TrainingConfig(AppConfig):
     verbose_name = "Training runs"
 
     def ready(self) -> None:
-        # Node workers report that they are alive (presence: its worker_ready signal; elsewhere it stays idle);
-        # a deleted artifact row deletes its file (artifacts: the run's deletion, retention).
-        from training import artifacts, presence  # noqa: F401
+        # Node workers report that they are alive (worker_presence: its worker_ready signal; elsewhere it stays
+        # idle); a deleted artifact row deletes its file (artifacts: the run's deletion, retention).
+        from training.node import worker_presence  # noqa: F401
+        from training.run_files import artifacts  # noqa: F401

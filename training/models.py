@@ -80,7 +80,7 @@ class Run(models.Model):
     processes = models.PositiveSmallIntegerField(default=1, help_text="Processes per node.")
     hyperparameters = models.JSONField(default=dict)
     profiler = models.JSONField(
-        default=dict, blank=True, help_text="Profiler options (training/profile_options.py); empty: off."
+        default=dict, blank=True, help_text="Profiler options (training/profiling/options.py); empty: off."
     )
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
     error = models.TextField(blank=True)
@@ -117,7 +117,7 @@ class Run(models.Model):
     )
     start_at = models.DateTimeField(null=True, blank=True, help_text="When a scheduled run starts.")
 
-    # Checkpoints and resume (training/checkpoint_store.py, training/resume.py).
+    # Checkpoints and resume (training/run_files/checkpoint_dirs.py, training/launching/resume_run.py).
     stop_reason = models.CharField(max_length=300, blank=True, help_text="Why it was asked to stop, when it was.")
     checkpoint_dir = models.CharField(max_length=1000, blank=True, help_text="Where its checkpoints are saved.")
     checkpoint = models.JSONField(

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from training.consumers import RunConsumer, SweepConsumer
+from training.web.consumers import RunConsumer, SweepConsumer
 
 browser_urlpatterns: list = [
     path("ws/runs/<int:run_id>/", RunConsumer.as_asgi()),

@@ -6,10 +6,11 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from inventory.models import GPU
-from training import checkpoint_store, costs
 from training.choices import RunStatus
+from training.dispatch.waiting import waiting_for
+from training.launching import run_cost
 from training.models import Run, RunArtifact, RunLog, RunMetric, RunNode, RunProfile, Sweep
-from training.waiting import waiting_for
+from training.run_files import checkpoint_dirs
 
 
 class RunMetricSerializer(serializers.ModelSerializer):
@@ -147,12 +148,12 @@ class CheckpointSerializer(serializers.Serializer):
 def checkpoint_facts(run: Run) -> dict:
     reported = run.checkpoint or {}
     return {
-        "directory": str(checkpoint_store.run_dir(run)),
+        "directory": str(checkpoint_dirs.run_dir(run)),
         "step": reported.get("step"),
         "saved_at": reported.get("saved_at"),
         "reason": reported.get("reason"),
         "seconds": reported.get("seconds"),
-        "size_bytes": checkpoint_store.size_bytes(run),
+        "size_bytes": checkpoint_dirs.size_bytes(run),
         "deleted_at": reported.get("deleted_at"),
     }
 
@@ -211,9 +212,9 @@ class RunSerializer(RunStateSerializer):
         gpus = list(run.gpus.all())
         return CostSerializer(
             {
-                "so_far": costs.run_cost(run),
-                "rate_per_hour": costs.hourly_rate(gpus) if gpus else 0,
-                "gpu_hours": costs.run_gpu_hours(run),
+                "so_far": run_cost.run_cost(run),
+                "rate_per_hour": run_cost.hourly_rate(gpus) if gpus else 0,
+                "gpu_hours": run_cost.run_gpu_hours(run),
             }
         ).data
 

@@ -6,9 +6,12 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from training import lost, reconcile, retention, scheduled, sweep_dispatch
+from training.dispatch import lost, reconcile
+from training.launching import scheduled
 from training.models import RunNode
-from training.node import GPUsBusy, run_share
+from training.node.worker import GPUsBusy, run_share
+from training.run_files import retention
+from training.sweeps import placing
 
 
 @shared_task(bind=True, name="training.tasks.run_on_node", acks_late=False, max_retries=None)
@@ -41,7 +44,7 @@ def start_scheduled_runs() -> list[int]:
 
 @shared_task(name="training.tasks.dispatch_sweeps")
 def dispatch_sweeps() -> list[int]:
-    return sweep_dispatch.dispatch_all()
+    return placing.dispatch_all()
 
 
 @shared_task(name="training.tasks.delete_expired_run_files")

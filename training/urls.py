@@ -1,7 +1,7 @@
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
-from training import api, views
+from training.web import api, views
 
 app_name = "training"
 

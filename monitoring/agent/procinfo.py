@@ -17,7 +17,7 @@ except ImportError:  # optional: the agent must run with stdlib + NVML only
     psutil = None
 
 CMDLINE_MAX_CHARS = 4096
-# The node worker sets this on every process it starts (training/environment.py); its children inherit it.
+# The node worker sets this on every process it starts (training/node/environment.py); its children inherit it.
 RUN_ENV = "FLEET_RUN_ID"
 ENVIRON_MAX_BYTES = 1 << 20
 

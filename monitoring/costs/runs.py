@@ -1,10 +1,10 @@
-"""What runs cost: GPU-hours × price while they hold their GPUs (training.costs.run_cost)."""
+"""What runs cost: GPU-hours × price while they hold their GPUs (training.launching.run_cost.run_cost)."""
 
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from training.costs import run_cost, run_gpu_hours
+from training.launching.run_cost import run_cost, run_gpu_hours
 from training.models import Run
 
 

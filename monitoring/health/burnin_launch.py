@@ -20,7 +20,7 @@ from django.utils import timezone
 from inventory.models import GPU
 from reservations.availability import unfree
 from training.choices import RunStatus
-from training.launch import LaunchRequest, check_launch, launch
+from training.launching.launch import LaunchRequest, check_launch, launch
 from training.models import Run
 
 WORKLOAD = "burnin"

@@ -7,8 +7,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from inventory.models import GPUModel, Node, NvLinkState
-from monitoring.storage.models import GPUSample
+from inventory.models import GPUModel, Node
+from monitoring.storage.models import GPUSample, NvLinkState
 from tests.conftest import log_in
 from tests.monitoring.live.conftest import store_samples
 from tests.support.gpus import make_gpu

@@ -11,8 +11,8 @@ from tests.support.node_workers import NodeWorker, unique_hostname
 from tests.training.conftest import add_node, end_every_run, wait_until
 from training.choices import RunStatus
 from training.models import Run
-from training.sweep_dispatch import dispatch_all
-from training.sweeps import SweepRequest, check_sweep, launch_sweep
+from training.sweeps.placing import dispatch_all
+from training.sweeps.search import SweepRequest, check_sweep, launch_sweep
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

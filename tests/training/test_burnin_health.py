@@ -13,7 +13,7 @@ from monitoring.storage.models import GPUSample
 from tests.support.telemetry import ensure_partitions
 from tests.training.conftest import gpus_of, log_of, wait_for
 from training.choices import RunStatus
-from training.launch import LaunchRequest, check_launch, launch
+from training.launching.launch import LaunchRequest, check_launch, launch
 from training.models import Run
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -15,7 +15,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='run',
             name='profiler',
-            field=models.JSONField(blank=True, default=dict, help_text='Profiler options (training/profile_options.py); empty: off.'),
+            field=models.JSONField(blank=True, default=dict, help_text='Profiler options (training/profiling/options.py); empty: off.'),
         ),
         migrations.CreateModel(
             name='RunProfile',

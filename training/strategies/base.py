@@ -43,7 +43,7 @@ class Strategy:
     shares_device = False  # its processes share one device, so cores, not GPUs, bound how many there are
     single_process = False  # exactly one process per node
     runs_scripts = True  # may a user script run under it
-    profiles = True  # can the profiler follow its training loop (training/profile_options.py)
+    profiles = True  # can the profiler follow its training loop (training/profiling/options.py)
     hint = ""  # one line for the launch form: when to pick it
 
     def default_processes(self, gpus: int) -> int:

@@ -2,7 +2,8 @@
 
 torchrun (``python -m torch.distributed.run``) sets WORLD_SIZE, RANK and LOCAL_RANK for each
 process, restarts nothing (``--max-restarts 0``) and forwards SIGTERM to its workers. The
-workloads detect that environment themselves (training.workloads.common).
+workloads detect that environment themselves (training.workloads.distributed); the model's wrap and
+checkpoints are its torch side's (training/workloads/strategies/ddp.py).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ gathers the parameters in the forward and backward passes and reduce-scatters th
 
 A user script runs under FSDP only when it says it can: a top-level ``FLEET_STRATEGIES`` list
 naming "fsdp" (read without running the script). It learns the strategy from ``FLEET_STRATEGY``.
+The built-in workloads shard in their torch side (training/workloads/strategies/fsdp.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from training.strategies.base import NodeShare
 from training.strategies.ddp import DDP
 
 DECLARATION = "FLEET_STRATEGIES"
-WORKLOAD_FLAG = ("--parallel", "fsdp")
+WORKLOAD_FLAG = ("--strategy", "fsdp")
 
 
 class FSDP(DDP):

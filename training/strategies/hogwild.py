@@ -1,7 +1,8 @@
 """Hogwild: worker processes train one model in shared memory on one device, without locks.
 
 The supervisor that starts and watches the workers is torch code and lives beside the workloads
-(training.workloads.hogwild); this module only builds its command line.
+(training.workloads.hogwild), its shared model and checkpoints are its torch side's
+(training/workloads/strategies/hogwild.py); this module only builds its command line.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Single process: the workload or script as a plain program, on one GPU or the node's CPUs."""
+"""Single process: the workload or script as a plain program, on one GPU or the node's CPUs.
+
+Its torch side: training/workloads/strategies/single.py.
+"""
 
 from training.strategies.base import Strategy
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from training import strategies
+# The server's registry, by its functions: the name ``strategies`` here is the torch side's folder.
+from training.strategies import get as server_strategy
+from training.strategies import names as strategy_names
 
-ALL_STRATEGIES = strategies.names()
+ALL_STRATEGIES = strategy_names()
 
 # Sizes of the training splits, needed by the run form to bound the batch size
 # without loading any data. tests/training/workloads checks them against the real splits.
@@ -17,7 +19,7 @@ DIGITS_TRAIN_SIZE = 1438
 SYNTHETIC_TRAIN_SIZE = 8192
 
 
-# What a run's page shows and charts: progress fields of training/stream.py.
+# What a run's page shows and charts: progress fields of training/node/stream.py.
 TRAINING_MEASURES = ("loss", "accuracy", "samples_per_s")
 
 
@@ -80,7 +82,7 @@ def measures(workload: str) -> tuple[str, ...]:
 SCRIPT_SPEC = Workload(
     module="",
     description="A user script: python SCRIPT --epochs … --batch-size … --lr … --optimizer … --seed …",
-    strategies=tuple(name for name in ALL_STRATEGIES if strategies.get(name).runs_scripts),
+    strategies=tuple(name for name in ALL_STRATEGIES if server_strategy(name).runs_scripts),
     train_size=None,
     params=TRAINING_PARAMS,
     defaults={"epochs": 10, "batch_size": 32, "lr": 0.001, "optimizer": "adam", "seed": 0},

@@ -17,8 +17,11 @@ import time
 import torch
 import torch.distributed as dist
 
-from training import events
-from training.workloads import WORKLOADS, common
+from training.workloads import WORKLOADS, event_lines
+from training.workloads.arguments import check_ranges
+from training.workloads.distributed import DistEnv, start_process
+from training.workloads.reporter import env_event
+from training.workloads.stops import guarded, install_signal_handlers
 
 NAME = "burnin"
 CPU_SIZE = 256
@@ -52,8 +55,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.tiny:
         args.size = args.size or 128
         args.iterations = min(args.iterations, 10)
-    if args.size < 0 or args.iterations < 1 or (args.seconds is not None and args.seconds <= 0):
-        parser.error("--size must be at least 0, --iterations at least 1 and --seconds positive")
+    check_ranges(parser, args, ("size", "iterations", "seed"))
+    if args.seconds is not None and args.seconds <= 0:
+        parser.error("--seconds must be positive")
     return args
 
 
@@ -103,19 +107,19 @@ def flip_bit(product: torch.Tensor, seed: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return common.guarded(_main, argv)
+    return guarded(_main, argv)
 
 
 def _main(argv: list[str] | None) -> int:
-    common.install_signal_handlers()
+    install_signal_handlers()
     args = parse_args(argv)
-    env = common.DistEnv.from_environ()
-    device = common.start_process(env, args.threads)
+    env = DistEnv.from_environ()
+    device = start_process(env, args.threads)
     # TF32 would round products to ~10 mantissa bits and fail the float32 bound.
     torch.set_float32_matmul_precision("highest")
     size = args.size or (GPU_SIZE if device.type == "cuda" else CPU_SIZE)
     if env.is_main:
-        common.env_event("ddp" if env.distributed else "single", env.world_size, device, workload=NAME, size=size)
+        env_event("ddp" if env.distributed else "single", env.world_size, device, workload=NAME, size=size)
 
     result = burn(args, size, device, report=env.is_main)
     results = [result]
@@ -133,7 +137,7 @@ def _main(argv: list[str] | None) -> int:
 def burn(args: argparse.Namespace, size: int, device: torch.device, report: bool) -> dict:
     """Multiply and check until done; the device's figures."""
     checker = Checker(size, args.seed, device)
-    throttle = events.ProgressThrottle(args.report_interval)
+    throttle = event_lines.ProgressThrottle(args.report_interval)
     flops = 2.0 * size**3
     compute_seconds, mismatches, iteration = 0.0, 0, 0
     started = time.monotonic()
@@ -148,9 +152,9 @@ def burn(args: argparse.Namespace, size: int, device: torch.device, report: bool
         mismatches += checker.mismatches(product)
         iteration += 1
         if report and iteration == 1:
-            events.emit("first_step", ts=time.time())
+            event_lines.emit("first_step", ts=time.time())
         if report and throttle.ready(force=not _more(args, iteration, started)):
-            events.emit(
+            event_lines.emit(
                 "progress",
                 step=iteration,
                 epoch=0,
@@ -186,7 +190,7 @@ def _report_done(results: list[dict], failed: list[dict]) -> None:
             file=sys.stderr if result["mismatches"] else sys.stdout,
             flush=True,
         )
-    events.emit(
+    event_lines.emit(
         "done",
         accuracy=None,
         loss=None,

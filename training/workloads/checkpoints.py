@@ -2,7 +2,8 @@
 
 The node worker tells a run where to save and what to continue from through the environment
 (docs/workloads.md): FLEET_CHECKPOINT_DIR, FLEET_RESUME_DIR, FLEET_CHECKPOINT_EVERY_STEPS and
-FLEET_CHECKPOINT_EVERY_S. Without FLEET_CHECKPOINT_DIR nothing is saved. Pure torch: no Django.
+FLEET_CHECKPOINT_EVERY_S. Without FLEET_CHECKPOINT_DIR nothing is saved. What a checkpoint holds is
+the strategy's (training/workloads/strategies/). Pure torch: no Django.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 import torch
 
-from training import events
+from training.workloads import event_lines, strategies
+from training.workloads.strategies import Strategy
 
 FILE = "checkpoint.pt"
 
@@ -67,7 +69,9 @@ class Checkpointer:
         os.replace(partial, path)
         self.last_saved, self.last_step = self.clock(), step
         seconds = time.perf_counter() - started
-        events.emit("checkpoint", step=step, bytes=path.stat().st_size, seconds=seconds, reason=reason, ts=time.time())
+        event_lines.emit(
+            "checkpoint", step=step, bytes=path.stat().st_size, seconds=seconds, reason=reason, ts=time.time()
+        )
         return path
 
 
@@ -86,14 +90,16 @@ class DoesNotFit(ValueError):
     """A checkpoint this run cannot continue from: refused before the first step."""
 
 
-def check_fits(state: dict[str, Any], world_size: int, hogwild: bool = False) -> None:
+def check_fits(state: dict[str, Any], world_size: int, strategy: Strategy) -> None:
     """A checkpoint continues only with as many processes as saved it: the step counter is counted in
     batches per process (an epoch has world-size-many fewer of them), and the interrupted epoch's
     batches are skipped by their place in each process's share of the data. Single, DDP and FSDP save
-    the same whole state; a Hogwild one (each worker's optimizer) fits only Hogwild."""
-    if (state.get("strategy") == "hogwild") != hogwild:
-        saved_by = "a Hogwild run" if not hogwild else "a run of another strategy"
-        raise DoesNotFit(f"the checkpoint was saved by {saved_by}: resume it with the strategy that saved it")
+    the same whole state; a strategy with checkpoints of its own (Hogwild: each worker's optimizer)
+    names itself in them, and they fit only it."""
+    saved_by = state.get("strategy")
+    if saved_by != (strategy.name if strategy.own_checkpoints else None):
+        who = f"a {strategies.label(saved_by)} run" if saved_by else "a run of another strategy"
+        raise DoesNotFit(f"the checkpoint was saved by {who}: resume it with the strategy that saved it")
     saved = state.get("world_size", world_size)  # saved before the field existed: single or DDP, not checked
     if saved != world_size:
         raise DoesNotFit(
@@ -105,42 +111,3 @@ def check_fits(state: dict[str, Any], world_size: int, hogwild: bool = False) ->
 def load(path: Path) -> dict[str, Any]:
     # Our own files, written by save(): optimizer and RNG states need more than plain tensors.
     return torch.load(path, map_location="cpu", weights_only=False)
-
-
-def training_state(model, optimizer, schedule, step: int, mode: str) -> dict[str, Any]:
-    """Everything a run needs to continue: weights, optimizer and schedule, step, and the RNG.
-
-    Under FSDP every rank must call this (the full state is gathered from the shards); rank 0 gets it.
-    """
-    if mode == "fsdp":
-        from torch.distributed.checkpoint.state_dict import StateDictOptions, get_state_dict
-
-        options = StateDictOptions(full_state_dict=True, cpu_offload=True)
-        model_state, optimizer_state = get_state_dict(model, optimizer, options=options)
-    else:
-        model_state, optimizer_state = model.state_dict(), optimizer.state_dict()
-    return {
-        "step": step,
-        "model": model_state,
-        "optimizer": optimizer_state,
-        "schedule": schedule.state_dict() if schedule is not None else None,
-        "rng": torch.get_rng_state(),
-    }
-
-
-def restore(state: dict[str, Any], model, optimizer, schedule, mode: str) -> int:
-    """Load a training_state() into a model already wrapped for ``mode``; returns the step it was saved at."""
-    if mode == "fsdp":
-        from torch.distributed.checkpoint.state_dict import StateDictOptions, set_state_dict
-
-        options = StateDictOptions(full_state_dict=True)
-        set_state_dict(
-            model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optimizer"], options=options
-        )
-    else:
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-    if schedule is not None and state.get("schedule") is not None:
-        schedule.load_state_dict(state["schedule"])
-    torch.set_rng_state(state["rng"])
-    return int(state["step"])

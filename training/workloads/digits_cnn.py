@@ -16,7 +16,7 @@ import torch
 from torch import nn
 from torch.utils.data import TensorDataset
 
-from training.workloads import WORKLOADS, common
+from training.workloads import WORKLOADS, loop
 
 NAME = "digits_cnn"
 DEFAULTS = WORKLOADS[NAME].defaults
@@ -87,7 +87,7 @@ def build_model(args: argparse.Namespace) -> nn.Module:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return common.run(sys.modules[__name__], argv)
+    return loop.run(sys.modules[__name__], argv)
 
 
 if __name__ == "__main__":

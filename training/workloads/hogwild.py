@@ -12,9 +12,10 @@ wait at the epoch boundary. SIGTERM or SIGINT to the parent ends the workers
 too; a worker whose parent has gone stops by itself.
 
 Checkpoints (with FLEET_CHECKPOINT_DIR): the parent saves the shared model with every worker's
-optimizer, schedule, RNG and place in its epoch. It asks the workers to pause (each answers after its
-current step with its own state and waits), saves, and lets them go on, or on a stop signal ends them.
-The workers then ignore SIGTERM: the parent, which gets the same signal, saves first and ends them.
+optimizer, schedule, RNG and place in its epoch (training/workloads/strategies/hogwild.py). It asks the
+workers to pause (each answers after its current step with its own state and waits), saves, and lets
+them go on, or on a stop signal ends them. The workers then ignore SIGTERM: the parent, which gets the
+same signal, saves first and ends them.
 """
 
 from __future__ import annotations
@@ -32,31 +33,44 @@ import torch
 import torch.multiprocessing as mp
 from torch.utils.data import DistributedSampler, TensorDataset
 
-from training import events
-from training.run_env import RUN_ENV
 from training.strategies.hogwild import SUPERVISOR
-from training.workloads import WORKLOADS, checkpoints, common
+from training.workloads import WORKLOADS, arguments, checkpoints, event_lines, strategies
+from training.workloads.distributed import pick_device, seed_everything, threads_per_process
+from training.workloads.optimizers import build_optimizer
+from training.workloads.reporter import Reporter, Throughput, env_event
+from training.workloads.run_env import RUN_ENV
+from training.workloads.saver import resume_state
+from training.workloads.stops import (
+    ParentWatch,
+    guarded,
+    install_signal_handlers,
+    leave_stopped,
+    polite_stops,
+    stop_signal,
+)
+from training.workloads.trainer import Trainer, evaluate
 
 WORKER_REPORT_INTERVAL = 0.1  # seconds between a worker's reports to the parent
 WORKER_STOP_TIMEOUT = 5.0
+STRATEGY = strategies.get("hogwild")
 
 
 def main(argv: list[str] | None = None) -> int:
-    return common.guarded(_main, argv)
+    return guarded(_main, argv)
 
 
 def _main(argv: list[str] | None) -> int:
-    common.install_signal_handlers()
+    install_signal_handlers()
     parser = argparse.ArgumentParser(prog=f"python -m {SUPERVISOR}", description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--workload", required=True, choices=[n for n, w in WORKLOADS.items() if "hogwild" in w.strategies]
+        "--workload", required=True, choices=[n for n, w in WORKLOADS.items() if STRATEGY.name in w.strategies]
     )
     parser.add_argument("--workers", type=int, required=True, help="worker processes")
     ours, rest = parser.parse_known_args(argv)
     if ours.workers < 1:
         parser.error("--workers must be at least 1")
     module = importlib.import_module(WORKLOADS[ours.workload].module)
-    args = common.parse_args(module, rest)
+    args = arguments.parse_args(module, rest)
     return Supervisor(module, args, ours.workers).run()
 
 
@@ -67,23 +81,23 @@ class Supervisor:
         self.module = module
         self.args = args
         self.workers = workers
-        self.threads = args.threads or common.threads_per_process(workers)
+        self.threads = args.threads or threads_per_process(workers)
         self.procs: list = []
         self.conns: list[Connection] = []
         self.checkpointer = checkpoints.Checkpointer.from_environ()
 
     def run(self) -> int:
         torch.set_num_threads(self.threads)
-        common.seed_everything(self.args.seed)
+        seed_everything(self.args.seed)
         # Refused before any worker starts when another number of workers saved it.
-        path, resumed = common.resume_state(self.workers, hogwild=True) or (None, None)
-        self.device = common.pick_device(0)
-        common.env_event(
-            "hogwild",
+        path, resumed = resume_state(self.workers, STRATEGY) or (None, None)
+        self.device = pick_device(0)
+        env_event(
+            STRATEGY.name,
             self.workers,
             self.device,
             threads_per_worker=self.threads,
-            **common.hyperparameters(self.module, self.args),
+            **arguments.hyperparameters(self.module, self.args),
         )
         train, self.test = self.module.load_data(self.args)
         for tensor in train.tensors:
@@ -91,14 +105,12 @@ class Supervisor:
         self.model = self.module.build_model(self.args).to(self.device)
         self.step = 0
         if resumed is not None:
-            self.model.load_state_dict(resumed["model"])
-            torch.set_rng_state(resumed["rng"])
-            self.step = self.checkpointer.last_step = resumed["step"]
+            self.step = self.checkpointer.last_step = STRATEGY.restore_supervisor(resumed, self.model)
             print(f"resumed from {path} at step {self.step}", flush=True)
-        self.model.share_memory()
+        self.model = STRATEGY.wrap(self.model, self.device)
         try:
             self._start_workers(train, resumed["workers"] if resumed is not None else [None] * self.workers)
-            common.polite_stops(self.checkpointer.enabled)
+            polite_stops(self.checkpointer.enabled)
             return self._supervise()
         finally:
             self._stop_workers()
@@ -128,7 +140,7 @@ class Supervisor:
             self.conns.append(parent_end)
 
     def _supervise(self) -> int:
-        self.reporter = common.Reporter(True, 1, self.args.report_interval, self.args.metrics_csv)
+        self.reporter = Reporter(True, 1, self.args.report_interval, self.args.metrics_csv)
         self.stepped = False
         self.ended: dict[int, int] = {}  # epoch -> workers that finished it
         self.evaluated = 0  # the last epoch evaluated
@@ -152,7 +164,7 @@ class Supervisor:
     def _checkpoint_if_due(self) -> None:
         if not self.checkpointer.enabled or self.pausing:
             return
-        stop = common.stop_signal() is not None
+        stop = stop_signal() is not None
         if self.evaluated == self.args.epochs:  # the workers are saying "done": none would answer a pause
             if stop:
                 self._leave()  # the run is complete: nothing to save
@@ -166,18 +178,8 @@ class Supervisor:
         self.states[rank] = torch.load(io.BytesIO(state), weights_only=False)
         if len(self.states) < self.workers:
             return
-        self.checkpointer.save(
-            {
-                "strategy": "hogwild",
-                "world_size": self.workers,
-                "step": self.step,
-                "model": self.model.state_dict(),
-                "workers": [self.states[rank] for rank in range(self.workers)],
-                "rng": torch.get_rng_state(),
-            },
-            self.step,
-            self.pausing,
-        )
+        workers = [self.states[rank] for rank in range(self.workers)]
+        self.checkpointer.save(STRATEGY.supervisor_state(self.model, workers, self.step), self.step, self.pausing)
         self.states = {}
         if self.pausing == "stop":
             for conn in self.conns:
@@ -192,11 +194,11 @@ class Supervisor:
 
     def _leave(self) -> None:
         self._stop_workers()
-        common.leave_stopped(self.step)
+        leave_stopped(self.step)
 
     def _on_step(self, rank, epoch, steps, samples, seconds, loss_sum, first_ts) -> None:
         if first_ts is not None and not self.stepped:  # a resumed run's first step is not step 1
-            events.emit("first_step", ts=first_ts)
+            event_lines.emit("first_step", ts=first_ts)
         self.stepped = True
         self.step += steps
         # The workers run side by side: their samples over one worker's time.
@@ -223,7 +225,7 @@ class Supervisor:
 
     def _evaluate(self, epoch: int) -> None:
         self.evaluated = epoch
-        self.accuracy, self.test_loss = common.evaluate(self.model, self.test, self.device)
+        self.accuracy, self.test_loss = evaluate(self.model, self.test, self.device)
         self.reporter.epoch_end(self.step, epoch, self.args.epochs, self.accuracy, self.test_loss)
         for conn in self.conns:
             conn.send(("continue",))
@@ -239,7 +241,7 @@ class Supervisor:
             torch.save(self.model.state_dict(), self.args.save)
         if self.reporter.steps is not None:
             self.reporter.steps.close()
-        events.emit(
+        event_lines.emit(
             "done",
             accuracy=self.accuracy,
             loss=self.test_loss,
@@ -291,11 +293,11 @@ def _worker(
     if polite:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     torch.set_num_threads(threads)
-    common.seed_everything(args.seed + rank)
+    seed_everything(args.seed + rank)
     sampler = DistributedSampler(train, num_replicas=world, rank=rank, shuffle=True, seed=args.seed)
-    trainer = common.Trainer(
+    trainer = Trainer(
         model,
-        common.build_optimizer(model.parameters(), args),
+        build_optimizer(model.parameters(), args),
         train,
         args.batch_size,
         sampler,
@@ -304,11 +306,8 @@ def _worker(
     )
     first_epoch, skip = 1, 0
     if start is not None:
-        trainer.optimizer.load_state_dict(start["optimizer"])
-        trainer.schedule.load_state_dict(start["schedule"])
-        torch.set_rng_state(start["rng"])
-        trainer.step, first_epoch, skip = start["step"], start["epoch"], start["done"]
-    meter = common.Throughput()
+        first_epoch, skip = STRATEGY.restore_worker(start, trainer)
+    meter = Throughput()
     report = _WorkerReport(conn, trainer)
     for epoch in range(first_epoch, args.epochs + 1):
         report.epoch_start(epoch, skip if epoch == first_epoch else 0)
@@ -331,12 +330,12 @@ def _worker(
 class _WorkerReport:
     """Batches a worker's step counts into a few messages a second."""
 
-    def __init__(self, conn: Connection, trainer: common.Trainer) -> None:
+    def __init__(self, conn: Connection, trainer: Trainer) -> None:
         self.conn = conn
         self.trainer = trainer
         self.epoch = 1
         self.epoch_began = 0  # the worker's step count at the start of its current epoch
-        self.watch = common.ParentWatch()
+        self.watch = ParentWatch()
         self.first_ts: float | None = None
         self.sent_first = False
         self.last = time.monotonic()
@@ -370,15 +369,8 @@ class _WorkerReport:
         """Answer the parent's ("pause",) with this worker's state, then wait: go on, or stop here."""
         assert message[0] == "pause", message
         self.flush(self.epoch)
-        trainer = self.trainer
-        state = {
-            "epoch": self.epoch,
-            "done": trainer.step - self.epoch_began,  # batches of the epoch trained (all of them at its end)
-            "step": trainer.step,
-            "optimizer": trainer.optimizer.state_dict(),
-            "schedule": trainer.schedule.state_dict(),
-            "rng": torch.get_rng_state(),
-        }
+        done = self.trainer.step - self.epoch_began  # batches of the epoch trained (all of them at its end)
+        state = STRATEGY.worker_state(self.trainer, self.epoch, done)
         buffer = io.BytesIO()
         torch.save(state, buffer)  # a copy: the worker's own tensors go on changing after the pause
         self.conn.send(("state", buffer.getvalue()))

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
-from training import profile_files
+from training.profiling import files
 
 DATA_SPAN = "fleet::data_loading"
 STEP_PREFIX = "ProfilerStep"  # "ProfilerStep#7" in the trace, "ProfilerStep*" in events()
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    problem = profile_files.schedule_problem(args.profile_wait, args.profile_warmup, args.profile_active)
+    problem = files.schedule_problem(args.profile_wait, args.profile_warmup, args.profile_active)
     if args.profile and problem:
         parser.error(problem)
 
@@ -118,14 +118,14 @@ class StepProfiler:
 
     def _write(self, prof: profile) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        prof.export_chrome_trace(str(self.out_dir / profile_files.TRACE))
+        prof.export_chrome_trace(str(self.out_dir / files.TRACE))
         summary = {
             "kind": "torch",
             "window": {"wait": self.window.wait, "warmup": self.window.warmup, "active": self.window.active},
             "operators": top_operators(prof),
             "split": step_split(prof, self.recorded_steps()),
         }
-        (self.out_dir / profile_files.SUMMARY).write_text(json.dumps(summary, allow_nan=False))
+        (self.out_dir / files.SUMMARY).write_text(json.dumps(summary, allow_nan=False))
 
 
 def top_operators(prof: profile, limit: int = TOP_OPERATORS) -> list[dict[str, Any]]:
@@ -210,4 +210,4 @@ def profiler_for(args: argparse.Namespace, rank: int, device: torch.device) -> S
     if not args.profile or (args.profile_ranks == "0" and rank != 0):
         return None
     window = Window(args.profile_wait, args.profile_warmup, args.profile_active)
-    return StepProfiler(window, profile_files.rank_dir(args.profile_dir, rank), device)
+    return StepProfiler(window, files.rank_dir(args.profile_dir, rank), device)

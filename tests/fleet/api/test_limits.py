@@ -4,7 +4,7 @@ import tracemalloc
 
 import pytest
 
-from training.sweeps import SweepRequest, check_sweep, run_count
+from training.sweeps.search import SweepRequest, check_sweep, run_count
 
 
 @pytest.mark.parametrize(

@@ -16,10 +16,10 @@ from tests.support.gpus import set_state
 from tests.support.node_workers import run_processes
 from tests.training import conftest as run_fixtures
 from tests.training.conftest import gpus_of, log_of, wait_for, wait_until
-from training import checkpoint_store
 from training.choices import RunStatus
-from training.launch import LaunchRequest, check_launch, launch
+from training.launching.launch import LaunchRequest, check_launch, launch
 from training.models import Run
+from training.run_files import checkpoint_dirs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 # The run tests' real node worker (one for the module) and its node of two simulated GPUs.
@@ -82,7 +82,7 @@ def test_end_on_one_rank_stops_the_whole_run_with_a_checkpoint_and_leaves_no_pro
     assert run.status == RunStatus.CANCELLED, (run.status, run.error, log_of(run))
     assert "Cancelled by alice from the process table" in run.error and f"pid {rank['pid']}" in run.error
     assert run.checkpoint["reason"] == "stop" and run.checkpoint["step"] >= 20, (run.checkpoint, log_of(run))
-    assert (checkpoint_store.run_dir(run) / checkpoint_store.FILE).stat().st_size == run.checkpoint["bytes"]
+    assert (checkpoint_dirs.run_dir(run) / checkpoint_dirs.FILE).stat().st_size == run.checkpoint["bytes"]
     assert not run_processes(run)
     stop = wait_until_recorded()
     assert (stop.run_id, stop.pid, stop.requested_by) == (run.pk, rank["pid"], cast["owner"])

@@ -4,11 +4,11 @@ import pytest
 
 from tests.training.conftest import gpus_of, queued_messages
 from training import strategies
-from training.forms import LaunchForm
-from training.launch import LaunchRequest, check_launch
+from training.launching.launch import LaunchRequest, check_launch
 from training.models import Run
 from training.strategies import NodeShare
 from training.strategies.fsdp import declared_strategies
+from training.web.forms import LaunchForm
 
 DIGITS = "training.workloads.digits_cnn"
 
@@ -16,7 +16,7 @@ DIGITS = "training.workloads.digits_cnn"
 def test_fsdp_runs_a_built_in_workload_under_torchrun_told_to_shard():
     argv = strategies.get("fsdp").command(NodeShare(processes=2, module=DIGITS, workload="digits_cnn", args=["--tiny"]))
     ddp = strategies.get("ddp").command(NodeShare(processes=2, module=DIGITS, workload="digits_cnn", args=["--tiny"]))
-    assert argv == [*ddp, "--parallel", "fsdp"]
+    assert argv == [*ddp, "--strategy", "fsdp"]
 
 
 def test_fsdp_spans_nodes_like_ddp():

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from training import strategies
-from training.params import validate_hyperparameters, validate_script_params
+from training.launching.params import validate_hyperparameters, validate_script_params
 from training.strategies import NodeShare, Strategy
 from training.workloads import SCRIPT_SPEC, WORKLOADS
 

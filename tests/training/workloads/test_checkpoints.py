@@ -71,7 +71,7 @@ def test_a_resume_directory_without_a_checkpoint_is_an_error_before_training(tmp
 def test_an_fsdp_checkpoint_continues_only_on_the_world_size_that_saved_it(tmp_path, monkeypatch):
     monkeypatch.setenv("FLEET_CHECKPOINT_DIR", str(tmp_path / "first"))
     monkeypatch.setenv("FLEET_CHECKPOINT_EVERY_STEPS", "20")
-    fsdp = ["--tiny", "--epochs", "1", "--parallel", "fsdp"]
+    fsdp = ["--tiny", "--epochs", "1", "--strategy", "fsdp"]
     done, found = run_to_end(torchrun_argv("training.workloads.digits_cnn", 2, script_args=fsdp))
     assert done.returncode == 0, done.stderr
     assert [(e["step"], e["reason"]) for e in checkpoint_events(found)] == [(20, "periodic")]  # 23 steps a rank

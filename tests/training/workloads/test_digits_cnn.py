@@ -6,7 +6,7 @@ import sys
 import numpy as np
 from training_runs import assert_follows_protocol, only, run_to_end
 
-from training.workloads import DIGITS_TRAIN_SIZE, WORKLOADS, common, digits_cnn, synthetic
+from training.workloads import DIGITS_TRAIN_SIZE, WORKLOADS, arguments, digits_cnn, synthetic
 
 
 def test_a_single_process_reaches_95_percent_held_out_accuracy_in_the_tiny_configuration():
@@ -44,6 +44,6 @@ def test_the_held_out_split_is_fixed_by_its_seed_and_stratified():
 def test_the_registry_knows_every_workload_module_and_its_training_set_size():
     for name, workload in WORKLOADS.items():
         assert importlib.import_module(workload.module).NAME == name
-    train, _ = synthetic.load_data(common.parse_args(synthetic, []))
+    train, _ = synthetic.load_data(arguments.parse_args(synthetic, []))
     assert WORKLOADS["synthetic"].train_size == len(train)
-    assert WORKLOADS["digits_cnn"].train_size == len(digits_cnn.load_data(common.parse_args(digits_cnn, []))[0])
+    assert WORKLOADS["digits_cnn"].train_size == len(digits_cnn.load_data(arguments.parse_args(digits_cnn, []))[0])

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from training.workloads import common, digits_cnn, profiling
+from training.workloads import arguments, digits_cnn, profiling
 
 
 @pytest.mark.parametrize(
@@ -19,13 +19,13 @@ from training.workloads import common, digits_cnn, profiling
 )
 def test_a_window_out_of_range_is_refused_before_training(flags, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        common.parse_args(digits_cnn, ["--tiny", "--profile", *flags])
+        arguments.parse_args(digits_cnn, ["--tiny", "--profile", *flags])
 
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
 
 
 def test_the_window_is_not_checked_when_the_profiler_is_off():
-    assert not common.parse_args(digits_cnn, ["--tiny", "--profile-active", "0"]).profile
+    assert not arguments.parse_args(digits_cnn, ["--tiny", "--profile-active", "0"]).profile
 
 
 def test_a_window_the_run_ends_inside_still_writes_what_it_recorded(tmp_path):

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import psutil
 
-from training import events
-from training.run_env import run_env
+from training.workloads import event_lines
+from training.workloads.run_env import run_env
 
 REPO = Path(__file__).resolve().parents[3]
 RUN_TIMEOUT = 120
 
 
 def parse_events(stdout: str) -> list[dict]:
-    return [event for line in stdout.splitlines() if (event := events.parse_event(line)) is not None]
+    return [event for line in stdout.splitlines() if (event := event_lines.parse_event(line)) is not None]
 
 
 def run_to_end(argv: list[str], timeout: float = RUN_TIMEOUT) -> tuple[subprocess.CompletedProcess, list[dict]]:
@@ -59,7 +59,7 @@ class Running:
                 raise AssertionError(f"no {kind} event within {timeout} s") from None
             if line is None:
                 raise AssertionError(f"exited ({self.proc.wait()}) before a {kind} event: {self.stderr_text()}")
-            event = events.parse_event(line)
+            event = event_lines.parse_event(line)
             if event and event["event"] == kind:
                 return event
 
@@ -68,7 +68,7 @@ class Running:
         self.proc.wait(timeout=timeout)
         found = []
         while (line := self.lines.get(timeout=timeout)) is not None:
-            if (event := events.parse_event(line)) is not None:
+            if (event := event_lines.parse_event(line)) is not None:
                 found.append(event)
         return found
 
