@@ -15,9 +15,9 @@ from django.conf import settings
 from fleet.localtime import when
 from inventory.choices import NodeStatus
 from inventory.models import GPU
-from monitoring.processes.owners import owner_key, owner_usernames
 from monitoring.storage import latest
 from reservations.booking import conflicting_bookings
+from training.owners import owner_key, owner_usernames
 
 
 def holds_memory(process: Mapping) -> bool:
@@ -28,7 +28,7 @@ def holds_memory(process: Mapping) -> bool:
 
 def process_owner(process: Mapping, owners: Mapping[str, str]) -> str:
     """The researcher a process belongs to (processes/owners.py: its run's owner, else its OS user's researcher),
-    or ``OS user <name>`` when nobody is known; ``owners`` is keyed by ``monitoring.processes.owners.owner_key``."""
+    or ``OS user <name>`` when nobody is known; ``owners`` is keyed by ``training.owners.owner_key``."""
     key = owner_key(process)
     user = process.get("user") if isinstance(process.get("user"), str) else ""
     return (owners.get(key) if key else None) or f"OS user {user or 'unknown'}"

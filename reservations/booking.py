@@ -28,7 +28,7 @@ from reservations.quotas import (
     room_error,
     weekly_room,
 )
-from training.launching.cancel import stop_runs_on_booking
+from training.cancel import stop_runs_on_booking
 
 NO_OVERLAP = "reservation_no_overlap"
 # A form filled in at 10:00 and sent at 10:02 still means "from now".

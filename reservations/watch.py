@@ -3,7 +3,7 @@
 - a holder's process on a booked GPU records the booking's first use;
 - a booked GPU that shows none of its holder's processes within the no-show grace is released;
 - another user's process on a GPU booked right now is recorded as squatting.
-Owners come from monitoring.processes.owners: a run's process is its run's owner's, any other its OS user's researcher.
+Owners come from training.owners: a run's process is its run's owner's, any other its OS user's researcher.
 A process with neither a run nor an OS user NVML could tell is nobody's: it neither counts as use nor as squatting.
 """
 
@@ -18,11 +18,11 @@ from django.utils import timezone
 
 from fleet.localtime import when
 from inventory.models import Project
-from monitoring.processes.owners import ProcessOwners, owner_key
 from monitoring.storage import latest
 from reservations.choices import ReservationEventKind, ReservationStatus
 from reservations.events import email_pending_events, record_event
 from reservations.models import Reservation, ReservationEvent
+from training.owners import ProcessOwners, owner_key
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""No import cycle between the project's modules: each package can be read and changed from the bottom up.
+"""No import cycle between the project's modules, and small package loops: each package can be read from the bottom up.
 
 Imports are read with ast from the source, so a lazy import inside a function counts as much as one at
 the top of a module: hiding a cycle inside a function does not remove it.
@@ -104,6 +104,70 @@ def test_no_module_imports_itself_back_through_others():
     assert cycles(import_graph()) == []
 
 
+# Modules that wire the packages together (URL tables, websocket routes, settings, admin registrations, Celery
+# discovery, app configs, entry points) import from everywhere by design; the package picture leaves them out.
+COMPOSITION_ROOTS = {
+    "urls",
+    "app_urls",
+    "api_urls",
+    "routing",
+    "settings",
+    "asgi",
+    "celery",
+    "celery_settings",
+    "admin",
+    "tasks",
+    "apps",
+    "__main__",
+}
+LARGEST_PACKAGE_LOOP = 4
+
+
+def is_composition_root(module: str) -> bool:
+    parts = module.split(".")
+    return parts[-1] in COMPOSITION_ROOTS or "management" in parts or "demo" in parts
+
+
+def package_graph() -> dict[str, set[str]]:
+    """Each package (a folder) → the packages its modules import, composition roots set aside; an import of
+    an enclosing package (its __init__ runs on the way in) is not counted."""
+    modules = project_modules()
+
+    def package(module: str) -> str:
+        return module if modules[module].name == "__init__.py" else module.rpartition(".")[0]
+
+    graph: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        if is_composition_root(module):
+            continue
+        source = package(module)
+        found = graph.setdefault(source, set())
+        for target in targets:
+            if not is_composition_root(target) and not source.startswith(package(target) + "."):
+                found.add(package(target))
+        found.discard(source)
+    return graph
+
+
+def test_the_inventory_imports_nothing_above_it():
+    above = {"monitoring", "training", "reservations", "accounts"}
+    reached = {
+        target for source, targets in package_graph().items() if source.startswith("inventory") for target in targets
+    }
+    assert not {target for target in reached if target.split(".")[0] in above}
+
+
+def test_no_package_loop_runs_through_the_inventory():
+    assert not [loop for loop in cycles(package_graph()) if any(p.startswith("inventory") for p in loop)]
+
+
+def test_no_package_loop_is_larger_than_four_packages():
+    loops = cycles(package_graph())
+    assert all(len(loop) <= LARGEST_PACKAGE_LOOP for loop in loops), [loop for loop in loops if len(loop) > 4]
+
+
 if __name__ == "__main__":
     for component in cycles(import_graph()):
-        print(" <-> ".join(component))
+        print("modules:", " <-> ".join(component))
+    for loop in sorted(cycles(package_graph()), key=len, reverse=True):
+        print(f"packages ({len(loop)}):", " <-> ".join(loop))

@@ -6,9 +6,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from inventory.models import GPU
+from training import run_cost
 from training.choices import RunStatus
 from training.dispatch.waiting import waiting_for
-from training.launching import run_cost
 from training.models import Run, RunArtifact, RunLog, RunMetric, RunNode, RunProfile, Sweep
 from training.run_files import checkpoint_dirs
 

@@ -11,8 +11,8 @@ from django.conf import settings
 
 from monitoring.alerts.choices import ReclaimStatus
 from monitoring.alerts.models import EndedProcess
+from training.cancel import CancelRefused
 from training.choices import RunStatus
-from training.launching.cancel import CancelRefused
 from training.models import Run
 
 START_TIME_TOLERANCE_S = 2.0

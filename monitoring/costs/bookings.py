@@ -21,7 +21,7 @@ from reservations.choices import ReservationStatus
 from reservations.models import Reservation
 from training.models import Run
 
-# The holder's processes (monitoring.processes.owners): those of the holder's runs, and those of the holder's OS users
+# The holder's processes (training.owners): those of the holder's runs, and those of the holder's OS users
 # that belong to no run.
 USED_SQL = """
 SELECT count(DISTINCT ts) FROM monitoring_processsample

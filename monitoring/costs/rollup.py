@@ -1,7 +1,7 @@
 """Roll process samples up into GPU time per GPU, OS user (and run) and hour, priced at the rate in force.
 
 A process the fleet started counts for its run's owner, any other for the researcher linked to its OS
-user (monitoring.processes.owners, the one definition).
+user (training.owners, the one definition).
 
 Each process sample stands for one sampling interval of GPU time (the interval the server gives the
 agents); two processes of one user on one GPU at one instant count once. Every run folds the minutes
@@ -20,8 +20,8 @@ from django.utils import timezone
 from monitoring.alerts.attribution import Attribution
 from monitoring.costs.models import UsageHour, UsageMinute
 from monitoring.costs.rates import price, rates_by_gpu
-from monitoring.processes.owners import ProcessOwners
 from monitoring.storage.models import RollupProgress
+from training.owners import ProcessOwners
 
 HOUR = timedelta(hours=1)
 MINUTE = timedelta(minutes=1)

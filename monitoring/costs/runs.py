@@ -1,11 +1,11 @@
-"""What runs cost: GPU-hours × price while they hold their GPUs (training.launching.run_cost.run_cost)."""
+"""What runs cost: GPU-hours × price while they hold their GPUs (training.run_cost.run_cost)."""
 
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from training.launching.run_cost import run_cost, run_gpu_hours
 from training.models import Run
+from training.run_cost import run_cost, run_gpu_hours
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 An agent names the run of each process the fleet started (the process's FLEET_RUN_ID). A node could
 be wrong or lie, so a claim is checked against the run's placement before anyone relies on it: a
-believed claim becomes the process's ``run`` (monitoring.processes.owners then gives the process to the run's
+believed claim becomes the process's ``run`` (training.owners then gives the process to the run's
 owner); any other claim becomes ``unverified_run``, which owns nothing and is shown as a warning.
 
 One query per flush, and only when some process claims a run: the placements of the claimed runs.

@@ -25,7 +25,7 @@ from django.db import transaction
 from monitoring.agent.metrics import NVLINK
 from monitoring.live.serializers import GPUStateSerializer, NodeStatusSerializer
 from monitoring.live.state import owner_keys
-from monitoring.processes.owners import owner_usernames
+from training.owners import owner_usernames
 from wire.jsontext import dumps
 
 log = logging.getLogger(__name__)

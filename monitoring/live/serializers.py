@@ -21,8 +21,8 @@ from monitoring.agent.metrics import (
 )
 from monitoring.health.status import health_marks
 from monitoring.live.choices import ThrottleReason, UtilizationBand
-from monitoring.processes.owners import believed_run, owner_key
 from reservations.availability import memory_holders
+from training.owners import believed_run, owner_key
 
 THROTTLE_BITS = {
     ThrottleReason.THERMAL: CLOCKS_EVENT_REASONS["sw_thermal_slowdown"] | CLOCKS_EVENT_REASONS["hw_thermal_slowdown"],
@@ -39,7 +39,7 @@ def throttle_reasons(mask: int | None) -> list[str]:
 
 
 def owner_of(process: Mapping, owners: Mapping[str, str]) -> str | None:
-    """The researcher's username for a process, from owners keyed by monitoring.processes.owners.owner_key."""
+    """The researcher's username for a process, from owners keyed by training.owners.owner_key."""
     key = owner_key(process)
     return owners.get(key) if key else None
 
@@ -49,7 +49,7 @@ def nullable(field_class, **kwargs):
 
 
 class ProcessSerializer(serializers.Serializer):
-    """A process on a GPU, with its run (when the fleet started it) and its owner (monitoring.processes.owners)."""
+    """A process on a GPU, with its run (when the fleet started it) and its owner (training.owners)."""
 
     pid = serializers.IntegerField()
     user = serializers.CharField(allow_blank=True, help_text="OS username on the node.")

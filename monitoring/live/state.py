@@ -8,9 +8,9 @@ from monitoring.agent.metrics import METRIC_KEYS
 from monitoring.health.status import last_burnins
 from monitoring.live.choices import UtilizationBand
 from monitoring.live.serializers import FleetSummarySerializer, NodeSerializer
-from monitoring.processes.owners import owner_key, owner_usernames
 from monitoring.storage import latest
 from reservations.booking import current_holders
+from training.owners import owner_key, owner_usernames
 
 # The metrics a GPU's latest state keeps: every metric of the agent protocol.
 STATE_FIELDS = METRIC_KEYS

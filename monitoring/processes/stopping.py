@@ -1,9 +1,9 @@
 """Ending one GPU process on request: checked here, carried out by the node worker like a run's cancel.
 
-The owner is whoever monitoring/processes/owners.py says owns the process; a researcher may end their own processes, an
+The owner is whoever training/owners.py says owns the process; a researcher may end their own processes, an
 admin any. A process of a fleet run (the ingest believed its claim, monitoring/ingest/claims.py) is not
 ended alone: ending one rank would leave the others to crash. The whole run is asked to stop here, at
-once, exactly as its Cancel does (training/launching/cancel.py: SIGTERM to every process, a checkpoint, SIGKILL
+once, exactly as its Cancel does (training/cancel.py: SIGTERM to every process, a checkpoint, SIGKILL
 after RUN_CANCEL_GRACE_S), and the node worker only waits for the process to go. Any other process: the
 node worker checks the pid still names the same process (start time, command line, OS user) before it
 sends SIGTERM, then SIGKILL after RUN_CANCEL_GRACE_S, the grace a cancelled run gets.
@@ -21,9 +21,9 @@ from inventory.models import GPU
 from monitoring.alerts.choices import ReclaimStatus
 from monitoring.alerts.ending import RUN_STOP_MARGIN_S, end_with_run, signal_process, unfinished_run
 from monitoring.processes.models import ProcessStop
-from monitoring.processes.owners import ProcessOwners, believed_run
 from monitoring.storage import latest
-from training.launching.cancel import CancelRefused, ask_to_stop
+from training.cancel import CancelRefused, ask_to_stop
+from training.owners import ProcessOwners, believed_run
 
 
 class StopRefused(Exception):

@@ -10,12 +10,12 @@ from django.utils import timezone
 
 from inventory.choices import NodeStatus
 from inventory.models import GPU, Node
-from monitoring.processes.owners import ProcessOwners, believed_run
 from monitoring.prometheus.exposition import Sample, family
 from monitoring.prometheus.gpus import gpu_labels
 from monitoring.storage import latest
 from monitoring.storage.models import GPUMinute, GPUSample
 from reservations.booking import current_holders
+from training.owners import ProcessOwners, believed_run
 
 NODE_UP = ("fleet_node_up", "1 while the node's agent reports (within 3 intervals), 0 otherwise.")
 BOOKED = ("fleet_gpu_booked", "1 while a booking holds the GPU; holder names the researcher.")

@@ -1,5 +1,5 @@
 // The Processes page: every GPU process of the fleet, live; sorted by any column, filtered by user, node
-// and model. The owner comes from the server (monitoring/processes/owners.py); the End button appears where the viewer
+// and model. The owner comes from the server (training/owners.py); the End button appears where the viewer
 // may use it (their own processes, or any for an admin), and the server checks again. End on a running
 // run's process stops the whole run (monitoring/processes/stopping.py).
 "use strict";

@@ -7,8 +7,8 @@ import pytest
 from inventory.models import GPU, GPUModel, Node
 from tests.support.node_workers import NodeWorker, unique_hostname, wait_until_no_run_processes
 from tests.support.processes import wait_for_other_sessions_to_end
+from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus
-from training.launching.cancel import CancelRefused, request_cancel
 from training.launching.launch import LaunchRequest, check_launch, launch
 from training.models import Run
 

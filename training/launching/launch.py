@@ -15,10 +15,9 @@ from django.utils import timezone
 from inventory.models import GPU, Node, Project
 from reservations.availability import unfree
 from reservations.models import Reservation
-from training import strategies
+from training import run_cost, strategies
 from training.choices import RunStatus
 from training.dispatch.send import send_shares
-from training.launching import run_cost
 from training.launching.params import LAUNCH_DEFAULTS, validate_hyperparameters, validate_script_params
 from training.launching.scheduled import BookedWindow, check_booking, check_long_enough
 from training.launching.scripts import ScriptRefused, resolve_script

@@ -18,10 +18,9 @@ from fleet.localtime import when
 from inventory.models import GPU
 from reservations.choices import ReservationStatus
 from reservations.models import Reservation
-from training import broadcast
+from training import broadcast, run_cost
 from training.choices import RunStatus
 from training.dispatch.send import send_shares
-from training.launching import run_cost
 from training.models import IllegalTransition, Run, RunNode
 from training.serializers import state_payload
 

@@ -17,9 +17,9 @@ from inventory.models import GPU
 from reservations.availability import free_gpus
 from reservations.gpu_picking import bookable_gpus
 from training import broadcast
+from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus
 from training.dispatch.send import send_shares
-from training.launching.cancel import CancelRefused, request_cancel
 from training.models import Run, RunNode, Sweep
 from training.serializers import state_payload
 

@@ -12,8 +12,8 @@ from fleet.api.pagination import Pages, paginated
 from fleet.api.text import whole_number
 from inventory.models import GPU, GPUModel, Node, Project
 from training import strategies
+from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus, SweepMetric, SweepMode
-from training.launching.cancel import CancelRefused, request_cancel
 from training.launching.launch import LaunchRequest, check_launch, launch, launch_estimate
 from training.launching.params import LAUNCH_DEFAULTS
 from training.launching.resume_run import ResumeRefused, resume

@@ -9,8 +9,8 @@ from inventory.choices import NodeStatus
 from inventory.models import GPU
 from reservations.availability import in_use_by_others
 from reservations.booking import current_holders
+from training import run_cost
 from training.choices import RunStatus
-from training.launching import run_cost
 from training.models import Run
 
 

@@ -14,10 +14,9 @@ from django.views.decorators.http import require_POST
 from fleet.localtime import in_local_time
 from inventory.models import GPU
 from monitoring.health.models import BurnIn
-from training import strategies
+from training import run_cost, strategies
+from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus
-from training.launching import run_cost
-from training.launching.cancel import CancelRefused, request_cancel
 from training.launching.launch import launch
 from training.launching.resume_run import ResumeRefused, resume
 from training.models import Run, RunLog, RunMetric

@@ -18,10 +18,10 @@ from monitoring.alerts.models import Alert
 from monitoring.alerts.policies import PolicyBook, policy_book
 from monitoring.alerts.rules.base import Rule
 from monitoring.alerts.windows import gpu_util_windows, stale_after
-from monitoring.processes.owners import owners_by_os_username
 from monitoring.storage import latest
 from reservations.choices import ReservationEventKind, ReservationStatus
 from reservations.models import Reservation, ReservationEvent
+from training.owners import owners_by_os_username
 
 
 def active_now(now: datetime) -> QuerySet:

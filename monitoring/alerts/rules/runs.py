@@ -1,7 +1,7 @@
 """Runs past their expected time: longer than ALERT_RUN_OVERDUE_FACTOR × the median of finished runs like them.
 
 A run's expected time is the median seconds per epoch of recent successful runs of the same workload,
-strategy and process count, times its epochs (training.launching.run_cost); a run with no such history has none.
+strategy and process count, times its epochs (training.run_cost); a run with no such history has none.
 """
 
 from datetime import datetime
@@ -13,8 +13,8 @@ from monitoring.alerts.findings import Finding, RuleResult
 from monitoring.alerts.models import Alert
 from monitoring.alerts.rules.base import Rule
 from training.choices import RunStatus
-from training.launching.run_cost import run_cost, run_seconds, seconds_per_epoch
 from training.models import Run
+from training.run_cost import run_cost, run_seconds, seconds_per_epoch
 
 KIND = AlertKind.RUN_OVERDUE
 

@@ -13,10 +13,10 @@ from monitoring.health.models import BurnIn
 from monitoring.health.status import last_burnins
 from tests.monitoring.health.test_burnin_verdict import device, finished_burnin
 from tests.support.health import failed_burnin
+from training.cancel import request_cancel
 from training.choices import RunNodeStatus, RunStatus
 from training.dispatch.lost import mark_lost_runs
 from training.dispatch.reconcile import reconcile_queued_runs
-from training.launching.cancel import request_cancel
 from training.models import Run, RunNode
 
 pytestmark = pytest.mark.django_db

@@ -20,13 +20,13 @@ from monitoring.costs.rollup import rollup_usage
 from monitoring.ingest.validation import FrameError, check_samples
 from monitoring.ingest.writer import Frame, GPURef, write_frames
 from monitoring.live.state import fleet_payload
-from monitoring.processes.owners import ProcessOwners, owner_key
 from monitoring.storage.models import GPUState, ProcessSample
 from monitoring.storage.partitions import PARTITIONS
 from reservations.models import Reservation, ReservationEvent
 from reservations.watch import watch_reservations
 from training.choices import RunStatus
 from training.models import Run
+from training.owners import ProcessOwners, owner_key
 
 pytestmark = pytest.mark.django_db(transaction=True)
 WORKER_ACCOUNT = "fleetsvc"  # the node worker's OS account: nobody's researcher

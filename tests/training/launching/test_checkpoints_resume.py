@@ -16,8 +16,8 @@ from reservations.booking import preempt
 from reservations.models import Reservation
 from tests.support.node_workers import run_processes, wait_until_no_run_processes
 from tests.training.conftest import DIGITS_FAST, gpus_of, log_of, wait_for, wait_until
+from training.cancel import request_cancel
 from training.choices import RunStatus
-from training.launching.cancel import request_cancel
 from training.launching.launch import LaunchRequest, check_launch, launch
 from training.models import Run
 from training.run_files import checkpoint_dirs

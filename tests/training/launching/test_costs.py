@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from inventory.models import GPU
 from tests.training.conftest import add_node, gpus_of
+from training import run_cost
 from training.choices import RunStatus
-from training.launching import run_cost
 from training.models import Run
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ from rest_framework.test import APIClient
 from reservations.choices import ReservationStatus
 from reservations.models import Reservation
 from tests.training.conftest import DIGITS_LONG, gpus_of, queued_messages, wait_for, wait_until
+from training.cancel import request_cancel
 from training.choices import RunStatus
-from training.launching.cancel import request_cancel
 from training.launching.launch import LaunchRequest, check_launch, launch
 from training.launching.scheduled import start_due_runs
 from training.models import Run, RunNode
@@ -71,7 +71,7 @@ def test_a_cancelled_unknown_or_malformed_booking_is_refused(cast, quiet_node):
 
 @pytest.mark.django_db
 def test_a_booking_too_short_for_the_expected_time_is_refused(cast, quiet_node, monkeypatch):
-    from training.launching import run_cost
+    from training import run_cost
 
     monkeypatch.setattr(run_cost, "seconds_per_epoch", lambda *args: (600.0, 3))  # past runs: 10 min an epoch
     row = book(cast["owner"], gpus_of(quiet_node, 1), starts_in_s=3600, hours=0.5)

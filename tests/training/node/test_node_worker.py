@@ -7,8 +7,8 @@ import pytest
 
 from tests.support.node_workers import run_processes, wait_until_no_run_processes
 from tests.training.conftest import DIGITS_LONG, gpus_of, log_of, start_run, wait_for, wait_until
+from training.cancel import request_cancel
 from training.choices import RunNodeStatus, RunStatus
-from training.launching.cancel import request_cancel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,7 +9,7 @@ from monitoring.alerts import outbox
 from monitoring.alerts.choices import AlertEventKind, ReclaimStatus
 from monitoring.alerts.ending import RUN_STOP_MARGIN_S, end_with_run, signal_process, unfinished_run
 from monitoring.alerts.models import AlertEvent, Reclaim
-from training.launching.cancel import ask_to_stop
+from training.cancel import ask_to_stop
 from training.models import Run
 
 

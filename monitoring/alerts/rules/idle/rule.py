@@ -31,8 +31,8 @@ from monitoring.alerts.windows import (
     seen_at,
     stale_after,
 )
-from monitoring.processes.owners import ProcessOwners, believed_run
 from monitoring.storage import latest
+from training.owners import ProcessOwners, believed_run
 
 KIND = AlertKind.IDLE_PROCESS
 MOMENT = timedelta(seconds=1)
