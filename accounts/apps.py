@@ -1,3 +1,5 @@
+"""API tokens and sign-in as a Django app."""
+
 from django.apps import AppConfig
 
 

@@ -1,3 +1,5 @@
+"""The inventory as a Django app, under the label its tables and migrations were made with."""
+
 from django.apps import AppConfig
 
 

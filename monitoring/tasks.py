@@ -8,7 +8,7 @@ from monitoring.alerts.engine import evaluate_alerts
 from monitoring.alerts.rules.idle.reclaim import reclaim_process
 from monitoring.costs.rollup import rollup_usage_task
 from monitoring.notify.deliver import deliver_notification
-from monitoring.notify.dispatch import dispatch_event_task
+from monitoring.notify.from_events import dispatch_event_task
 from monitoring.notify.held import send_held_notifications
 from monitoring.processes.stopping import stop_process
 from monitoring.storage.tasks import (

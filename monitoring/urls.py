@@ -1,3 +1,5 @@
+"""The monitoring app's pages (the `monitoring:` namespace); its API routes are in api_urls.py."""
+
 from django.urls import include, path
 
 from monitoring.alerts import silence_views

@@ -1,3 +1,5 @@
+"""Bookings as a Django app."""
+
 from django.apps import AppConfig
 
 

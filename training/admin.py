@@ -1,3 +1,5 @@
+"""Runs, their shares, progress and logs, and sweeps in Django's admin."""
+
 from django.contrib import admin
 
 from training.models import Run, RunNode, Sweep

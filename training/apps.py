@@ -1,3 +1,5 @@
+"""The training app; its ready() connects the node worker's heartbeat and the artifact files' cleanup."""
+
 from django.apps import AppConfig
 
 

@@ -7,24 +7,16 @@ from decimal import Decimal
 from django.utils import timezone
 
 from inventory.models import GPU
+from inventory.prices import rate_of
 from training.models import Run
 
 CENT = Decimal("0.01")
 SECONDS_PER_HOUR = Decimal(3600)
 
 
-def gpu_hour_rate(gpu: GPU) -> Decimal | None:
-    """USD per hour of this GPU, or None when neither its node nor its model has a price."""
-    if gpu.node.cost_per_gpu_hour is not None:
-        return gpu.node.cost_per_gpu_hour
-    if gpu.model is not None:
-        return gpu.model.cost_per_gpu_hour
-    return None
-
-
 def hourly_rate(gpus) -> Decimal | None:
     """USD per hour of holding all these GPUs; None when one of them has no price."""
-    rates = [gpu_hour_rate(gpu) for gpu in gpus]
+    rates = [rate_of(gpu) for gpu in gpus]
     if any(rate is None for rate in rates):
         return None
     return sum(rates, Decimal(0))

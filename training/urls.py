@@ -1,3 +1,5 @@
+"""The training app's pages (the `training:` namespace) and its API routes."""
+
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 

@@ -17,7 +17,7 @@ from monitoring.alerts.rules.bookings import BookingIdleRule, BookingNoticeRule,
 from monitoring.alerts.rules.budget import BudgetRule
 from monitoring.alerts.rules.health import HealthRule
 from monitoring.alerts.rules.idle.rule import IdleProcessRule
-from monitoring.alerts.rules.runs import RunOverdueRule
+from monitoring.alerts.rules.overdue_runs import RunOverdueRule
 
 # The rules, evaluated in this order; each is a Rule (monitoring/alerts/rules/base.py).
 RULES = [

@@ -14,8 +14,8 @@ from django.db.models import F, Sum
 from django.utils import timezone
 
 from inventory.models import OsAccount
+from inventory.prices import price, rate_of
 from monitoring.costs.models import UsageHour
-from monitoring.costs.rates import price, rate_of
 from monitoring.costs.rollup import floor_hour
 from reservations.choices import ReservationStatus
 from reservations.models import Reservation

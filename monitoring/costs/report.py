@@ -12,9 +12,9 @@ from inventory.models import Project
 from monitoring.costs import queries
 from monitoring.costs.bookings import BookingCost, booking_costs
 from monitoring.costs.forecast import Forecast, forecast, month_bounds, recent_start
+from monitoring.costs.idle_report import IdleTotal, UnderusedProcess, idle_in_stretches, underused
 from monitoring.costs.models import UserBudget
 from monitoring.costs.runs import RunCost, run_costs
-from monitoring.costs.stretches import IdleTotal, UnderusedProcess, idle_in_stretches, underused
 
 MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 

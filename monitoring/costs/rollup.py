@@ -17,9 +17,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from inventory.prices import price, rates_by_gpu
 from monitoring.alerts.attribution import Attribution
 from monitoring.costs.models import UsageHour, UsageMinute
-from monitoring.costs.rates import price, rates_by_gpu
 from monitoring.storage.models import RollupProgress
 from training.owners import ProcessOwners
 

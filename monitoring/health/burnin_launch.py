@@ -3,7 +3,7 @@
 The GPU page, the node page, the Django admin's GPU and node lists and the API all come through
 ``burn_in``. Each GPU gets a run of its own (strategy ``single``), so one faulty GPU cannot void the
 verdicts of its neighbours; the node worker runs them and each stores its GPU's health record
-(monitoring/health/burnin.py). A GPU that is not free for the admin (reservations/availability.py: its node
+(monitoring/health/burnin_records.py). A GPU that is not free for the admin (reservations/availability.py: its node
 is offline, someone else booked it or holds its memory) or already has a burn-in under way is refused
 by name, and then nothing is queued.
 """

@@ -1,6 +1,6 @@
 """A GPU's health history: its burn-ins, its XID errors, and each change of its memory health counters.
 
-Memory health is read like XID errors (monitoring/storage/xid.py): from the minute rollups (each minute's
+Memory health is read like XID errors (monitoring/storage/xid_history.py): from the minute rollups (each minute's
 highest value) for the part of the range the raw samples no longer hold, from raw samples after.
 """
 
@@ -15,7 +15,7 @@ from django.utils import timezone
 from inventory.models import GPU
 from monitoring.agent.metrics import METRICS
 from monitoring.health.models import BurnIn
-from monitoring.storage.xid import OLDEST_RAW, XidEvent, xid_events
+from monitoring.storage.xid_history import OLDEST_RAW, XidEvent, xid_events
 
 HISTORY_DAYS = 30
 BURNINS_SHOWN = 20

@@ -9,8 +9,8 @@ from rest_framework.views import APIView
 
 from fleet.localtime import zone_named
 from monitoring.notify.choices import TransportKind
-from monitoring.notify.dispatch import preferences_of
 from monitoring.notify.forms import PreferenceForm, quiet_hours_error
+from monitoring.notify.from_events import preferences_of
 from monitoring.notify.models import Notification, NotificationPreference
 from monitoring.notify.serializers import NotificationSerializer
 from monitoring.notify.transports import destination_kinds, destination_slug, transport_class

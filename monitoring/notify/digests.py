@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.dateformat import format as date_format
 
 from fleet.localtime import when
-from monitoring.costs.stretches import UnderusedProcess
+from monitoring.costs.idle_report import UnderusedProcess
 from monitoring.notify.messages import alert_url, headline
 
 UNDERUSED_HEAD = "Underused GPUs (idle for whole windows between bursts of work)"

@@ -1,7 +1,7 @@
 """Messages held for a digest or past quiet hours: once due, one message per person and channel.
 
 Beat runs `send_held_notifications` every NOTIFY_HELD_CHECK_S (it first dispatches the alert events whose
-hand-off was lost, monitoring/notify/dispatch.py). A group is claimed with the same
+hand-off was lost, monitoring/notify/from_events.py). A group is claimed with the same
 compare-and-set as a single delivery (processed is set under a row lock that others skip), so two
 workers never send it twice; a transient failure releases the claim and holds the group again after a
 backoff. A digest channel whose period has closed also lists its person's underused GPUs
@@ -23,7 +23,7 @@ from django.utils import timezone
 from monitoring.notify import digests, underused
 from monitoring.notify.choices import Delivery, NotificationStatus, TransportKind
 from monitoring.notify.deliver import backoff, deliver, deliver_notification
-from monitoring.notify.dispatch import dispatch_unclaimed
+from monitoring.notify.from_events import dispatch_unclaimed
 from monitoring.notify.models import Notification, NotificationPreference
 from monitoring.notify.timing import zone_of
 from monitoring.notify.transports import (

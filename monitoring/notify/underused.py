@@ -1,6 +1,6 @@
 """The underused-GPU list of a person's digests: which period each digest channel still owes, claimed once.
 
-An hourly or daily email or webhook digest lists its person's underused GPUs (monitoring/costs/stretches.py)
+An hourly or daily email or webhook digest lists its person's underused GPUs (monitoring/costs/idle_report.py)
 from its previous digest to the end of the period just closed, so a person with underused GPUs and no
 alert still gets the digest. `UnderusedReported` marks how far each channel has been told; moving it on
 under a row lock is the claim, so two workers never list one period twice. A digest due in the person's
@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from fleet.localtime import as_utc
 from monitoring.alerts.choices import IdleStretchKind
 from monitoring.alerts.models import IdleStretch
-from monitoring.costs.stretches import UnderusedProcess, underused
+from monitoring.costs.idle_report import UnderusedProcess, underused
 from monitoring.notify.models import Notification, NotificationPreference, UnderusedReported
 from monitoring.notify.timing import PERIODS, is_quiet, last_period_end, zone_of
 from monitoring.notify.transports import TransportError, destination_id_kwargs, destination_id_of, transport_classes

@@ -12,8 +12,8 @@ from django.views.decorators.http import require_POST
 from fleet.api.text import whole_number
 from fleet.localtime import in_local_time
 from monitoring.notify.choices import TransportKind
-from monitoring.notify.dispatch import preferences_of
 from monitoring.notify.forms import PreferenceForm
+from monitoring.notify.from_events import preferences_of
 from monitoring.notify.models import Notification
 from monitoring.notify.transports import destination_kinds, destination_model, destination_slug, transport_class
 from monitoring.notify.transports.inapp.live import broadcast_unread

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connections
 
-from monitoring.notify.dispatch import dispatch_event
+from monitoring.notify.from_events import dispatch_event
 from tests.conftest import PASSWORD, log_in
 from tests.support.alerts import open_alert
 from tests.support.browser import wait_until

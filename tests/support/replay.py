@@ -12,7 +12,7 @@ from channels.db import database_sync_to_async
 from monitoring.alerts import engine
 from monitoring.alerts.choices import AlertKind
 from monitoring.alerts.models import Alert
-from monitoring.notify.dispatch import dispatch_pending
+from monitoring.notify.from_events import dispatch_pending
 from monitoring.storage import rollups
 from tests.monitoring.ingest.agents import reading
 from tests.support.ingest import HOST

@@ -1,7 +1,7 @@
 """Hogwild: worker processes train one model in shared memory on one device, without locks.
 
 The supervisor that starts and watches the workers is torch code and lives beside the workloads
-(training.workloads.hogwild), its shared model and checkpoints are its torch side's
+(training.workloads.hogwild_supervisor), its shared model and checkpoints are its torch side's
 (training/workloads/strategies/hogwild.py); this module only builds its command line.
 """
 
@@ -11,7 +11,7 @@ import sys
 
 from training.strategies.base import NodeShare, Strategy
 
-SUPERVISOR = "training.workloads.hogwild"
+SUPERVISOR = "training.workloads.hogwild_supervisor"
 
 
 class Hogwild(Strategy):

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
+from inventory import prices
 from inventory.choices import NodeStatus
 from inventory.models import GPU
 from reservations.availability import in_use_by_others
@@ -57,7 +58,7 @@ def gpu_rows(user, selected: set[str]) -> dict[str, list[GPURow]]:
     in_use = in_use_by_others(gpus, user)
     rows: dict[str, list[GPURow]] = defaultdict(list)
     for gpu in gpus:
-        rate = run_cost.gpu_hour_rate(gpu)
+        rate = prices.rate_of(gpu)
         by = booked.get(gpu.pk)
         rows[gpu.node.hostname].append(
             GPURow(

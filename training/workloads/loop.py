@@ -3,7 +3,7 @@
 A workload module provides ``NAME``, ``DEFAULTS``, ``TINY`` (a fast configuration for tests),
 ``add_arguments(parser)``, ``load_data(args)`` and ``build_model(args)``; the loop trains it under the
 run's strategy (training/workloads/strategies/), which wraps the model and saves its checkpoints.
-The Hogwild supervisor (training/workloads/hogwild.py) reuses the same pieces in its worker processes.
+The Hogwild supervisor (training/workloads/hogwild_supervisor.py) reuses the same pieces in its worker processes.
 """
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+"""`manage.py fleet_create_token USER --name NAME`: a user's API token for scripts, printed once."""
+
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 

@@ -1,3 +1,5 @@
+"""`manage.py fleet_demo_seed`: the demo's users, projects, nodes and bookings (fleet/demo/data.py)."""
+
 from pathlib import Path
 
 from django.conf import settings

@@ -1,3 +1,5 @@
+"""`manage.py fleet_add_node HOSTNAME`: register a node and print its agent token once."""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from inventory.nodes import NodeError, add_node

@@ -1,3 +1,5 @@
+"""`manage.py fleet_move_gpu UUID HOSTNAME`: an admin gives a GPU to another node, leaving a security event."""
+
 import getpass
 
 from django.core.management.base import BaseCommand, CommandError

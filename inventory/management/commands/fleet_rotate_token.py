@@ -1,3 +1,5 @@
+"""`manage.py fleet_rotate_token HOSTNAME`: a node's new agent token, printed once."""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from inventory.nodes import NodeError, rotate_token

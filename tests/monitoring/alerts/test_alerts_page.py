@@ -104,7 +104,7 @@ def test_a_snooze_of_an_odd_length_is_refused(client, cast):
 
 
 def test_the_alert_page_shows_history_and_deliveries(client, cast):
-    from monitoring.notify.dispatch import dispatch_pending
+    from monitoring.notify.from_events import dispatch_pending
 
     alert = open_alert(owner=cast["owner"])
     dispatch_pending()

@@ -8,7 +8,7 @@ from monitoring.alerts import engine
 from monitoring.alerts.choices import AlertEventKind, AlertKind
 from monitoring.alerts.models import Alert
 from monitoring.notify.choices import TransportKind
-from monitoring.notify.dispatch import dispatch_pending
+from monitoring.notify.from_events import dispatch_pending
 from monitoring.notify.models import Notification
 from tests.support.monitoring import T0
 from tests.support.telemetry import process, roll_up, stream

@@ -11,7 +11,7 @@ from monitoring.alerts import lifecycle, silences
 from monitoring.alerts.choices import AlertKind, AlertStatus
 from monitoring.alerts.findings import Finding
 from monitoring.alerts.models import Silence
-from monitoring.notify.dispatch import dispatch_pending
+from monitoring.notify.from_events import dispatch_pending
 from monitoring.notify.models import Notification
 from tests.support.telemetry import add_gpu
 

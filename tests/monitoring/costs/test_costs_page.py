@@ -9,9 +9,9 @@ from rest_framework.test import APIClient
 from monitoring.alerts.choices import IdleStretchKind
 from monitoring.alerts.models import IdleStretch
 from monitoring.costs.forecast import month_bounds
+from monitoring.costs.idle_report import underused
 from monitoring.costs.models import UserBudget
 from monitoring.costs.rollup import rollup_usage
-from monitoring.costs.stretches import underused
 from reservations.models import Reservation
 from tests.support.monitoring import T0
 from tests.support.telemetry import add_gpu, process, stream

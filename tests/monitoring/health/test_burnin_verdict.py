@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from inventory.models import GPU, GPUModel, Node
-from monitoring.health.burnin import record_burnin
+from monitoring.health.burnin_records import record_burnin
 from training.choices import RunNodeStatus, RunStatus
 from training.models import Run, RunNode
 

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from monitoring.health.burnin import record_burnin
+from monitoring.health.burnin_records import record_burnin
 from tests.monitoring.health.test_burnin_verdict import device, finished_burnin
 from tests.support.health import REMAP_GPU, XID_GPU, failed_burnin, simulated_node, store_history
 from tests.support.reservations import api_client, token_of

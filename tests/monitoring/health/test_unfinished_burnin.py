@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from inventory.models import GPU, GPUModel, Node
-from monitoring.health.burnin import record_burnin
+from monitoring.health.burnin_records import record_burnin
 from monitoring.health.models import BurnIn
 from monitoring.health.status import last_burnins
 from tests.monitoring.health.test_burnin_verdict import device, finished_burnin

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from monitoring.alerts.choices import IdleStretchKind
 from monitoring.alerts.models import IdleStretch
 from monitoring.notify.choices import Delivery, NotificationStatus, TransportKind
-from monitoring.notify.dispatch import dispatch_pending
+from monitoring.notify.from_events import dispatch_pending
 from monitoring.notify.held import send_held, send_held_notifications
 from monitoring.notify.models import Notification, NotificationPreference, UnderusedReported
 from monitoring.notify.timing import release_at

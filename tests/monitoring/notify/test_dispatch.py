@@ -7,9 +7,9 @@ from django.utils import timezone
 from monitoring.alerts import engine, lifecycle
 from monitoring.alerts.choices import AlertEventKind, AlertKind
 from monitoring.alerts.models import AlertEvent
-from monitoring.notify import dispatch
+from monitoring.notify import from_events as dispatch
 from monitoring.notify.choices import TransportKind
-from monitoring.notify.dispatch import dispatch_event, dispatch_pending
+from monitoring.notify.from_events import dispatch_event, dispatch_pending
 from monitoring.notify.held import send_held_notifications
 from monitoring.notify.models import Notification, NotificationPreference
 from tests.monitoring.alerts.test_outbox import HotGpuRule

@@ -13,7 +13,7 @@ from monitoring.alerts.choices import AlertEventKind, AlertKind
 from monitoring.alerts.findings import Finding
 from monitoring.alerts.models import AlertEvent
 from monitoring.notify.choices import NotificationStatus, TransportKind
-from monitoring.notify.dispatch import dispatch_event_task, dispatch_pending
+from monitoring.notify.from_events import dispatch_event_task, dispatch_pending
 from monitoring.notify.held import send_held, send_held_notifications
 from monitoring.notify.models import Notification
 from monitoring.notify.serializers import NotificationSerializer

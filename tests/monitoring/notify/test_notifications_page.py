@@ -3,7 +3,7 @@
 from rest_framework.test import APIClient
 
 from monitoring.notify.choices import TransportKind
-from monitoring.notify.dispatch import dispatch_pending
+from monitoring.notify.from_events import dispatch_pending
 from monitoring.notify.models import Notification
 from tests.support.alerts import open_alert
 

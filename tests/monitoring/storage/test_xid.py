@@ -7,7 +7,7 @@ import pytest
 from inventory.models import GPU, Node
 from monitoring.storage.models import GPUMinute, GPUSample
 from monitoring.storage.partitions import PARTITIONS
-from monitoring.storage.xid import XidEvent, xid_events
+from monitoring.storage.xid_history import XidEvent, xid_events
 from tests.support.telemetry import ensure_partitions
 
 pytestmark = pytest.mark.django_db

@@ -41,4 +41,4 @@ def test_ddp_over_nodes_meets_at_node_zero_and_gives_up_on_a_node_that_never_joi
 def test_hogwild_starts_its_supervisor_beside_the_workloads():
     argv = strategies.get("hogwild").command(NodeShare(processes=3, workload="digits_cnn", args=["--tiny"]))
     assert argv == hogwild_argv("digits_cnn", 3, ["--tiny"])
-    assert argv[1:3] == ["-m", "training.workloads.hogwild"]
+    assert argv[1:3] == ["-m", "training.workloads.hogwild_supervisor"]

@@ -12,7 +12,7 @@ def test_the_hogwild_command_is_an_argument_list_for_this_interpreter():
     assert hogwild_argv("digits_cnn", 2, ["--epochs", "3"]) == [
         sys.executable,
         "-m",
-        "training.workloads.hogwild",
+        "training.workloads.hogwild_supervisor",
         "--workload",
         "digits_cnn",
         "--workers",

@@ -1,6 +1,6 @@
 """Hogwild: worker processes train one model in shared memory, without locks.
 
-The supervisor that starts the workers is its own program (training/workloads/hogwild.py); this module
+The supervisor that starts the workers is its own program (training/workloads/hogwild_supervisor.py); this module
 owns what is Hogwild's in torch: the shared model, and a checkpoint that is the supervisor's model with
 every worker's optimizer, schedule, RNG and place in its epoch. Such a checkpoint names the strategy and
 fits only a Hogwild run with as many workers.

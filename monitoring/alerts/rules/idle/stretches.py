@@ -10,9 +10,9 @@ from datetime import datetime
 
 from django.db import connection
 
+from inventory.prices import rates_by_gpu
 from monitoring.alerts.choices import IdleStretchKind
 from monitoring.alerts.models import IdleStretch
-from monitoring.costs.rates import rates_by_gpu
 
 
 @dataclass(frozen=True)

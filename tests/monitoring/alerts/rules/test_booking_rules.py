@@ -8,7 +8,7 @@ from monitoring.alerts import engine
 from monitoring.alerts.choices import AlertKind, AlertStatus
 from monitoring.alerts.models import Alert
 from monitoring.notify.choices import TransportKind
-from monitoring.notify.dispatch import dispatch_pending
+from monitoring.notify.from_events import dispatch_pending
 from monitoring.notify.models import Notification
 from reservations.choices import ReservationEventKind, ReservationStatus
 from reservations.events import record_event

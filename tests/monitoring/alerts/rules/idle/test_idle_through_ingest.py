@@ -10,7 +10,7 @@ from monitoring.alerts import engine
 from monitoring.alerts.choices import AlertKind
 from monitoring.alerts.models import Alert
 from monitoring.notify.choices import TransportKind
-from monitoring.notify.dispatch import dispatch_pending
+from monitoring.notify.from_events import dispatch_pending
 from monitoring.notify.models import Notification
 from monitoring.storage import rollups
 from tests.support.ingest import stream

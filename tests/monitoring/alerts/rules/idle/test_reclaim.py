@@ -16,7 +16,7 @@ from monitoring.alerts.choices import AlertEventKind, AlertKind, ReclaimStatus
 from monitoring.alerts.models import Alert, IdlePolicy, Reclaim, ReclaimExemption
 from monitoring.alerts.rules.idle.reclaim import end_process
 from monitoring.notify.choices import TransportKind
-from monitoring.notify.dispatch import dispatch_pending
+from monitoring.notify.from_events import dispatch_pending
 from monitoring.notify.models import Notification
 from tests.support.monitoring import NODE
 from tests.support.telemetry import add_gpu, process, roll_up, stream

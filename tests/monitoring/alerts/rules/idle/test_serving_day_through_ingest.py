@@ -13,11 +13,11 @@ import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 
+from inventory.prices import rates_by_gpu
 from monitoring.alerts import engine
 from monitoring.alerts.choices import AlertKind, IdleStretchKind
 from monitoring.alerts.models import Alert, IdleStretch
 from monitoring.costs import report
-from monitoring.costs.rates import rates_by_gpu
 from monitoring.costs.rollup import rollup_usage
 from monitoring.storage import rollups
 from tests.monitoring.ingest.agents import reading

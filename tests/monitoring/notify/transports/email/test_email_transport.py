@@ -5,7 +5,7 @@ from django.core import mail
 from monitoring.alerts.choices import AlertSeverity
 from monitoring.notify.choices import NotificationStatus, TransportKind
 from monitoring.notify.deliver import deliver
-from monitoring.notify.dispatch import dispatch_event
+from monitoring.notify.from_events import dispatch_event
 from monitoring.notify.models import Notification, NotificationPreference
 from tests.support.alerts import open_alert
 

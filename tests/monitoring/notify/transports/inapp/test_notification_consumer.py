@@ -7,7 +7,7 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.db import connections
 
-from monitoring.notify.dispatch import dispatch_event
+from monitoring.notify.from_events import dispatch_event
 from monitoring.notify.transports.inapp.consumer import NotificationConsumer
 from tests.support.alerts import open_alert
 

@@ -7,7 +7,7 @@ from rest_framework.test import APIClient
 
 from monitoring.notify.choices import NotificationStatus, TransportKind
 from monitoring.notify.deliver import deliver
-from monitoring.notify.dispatch import dispatch_event
+from monitoring.notify.from_events import dispatch_event
 from monitoring.notify.models import Notification
 from monitoring.notify.transports.webhook import targets
 from monitoring.notify.transports.webhook.models import Webhook

@@ -1,6 +1,6 @@
 """Hogwild: N worker processes train one model in shared memory without locks.
 
-    python -m training.workloads.hogwild --workload digits_cnn --workers 2 [workload args]
+    python -m training.workloads.hogwild_supervisor --workload digits_cnn --workers 2 [workload args]
 
 As in PyTorch's examples/mnist_hogwild: the ``spawn`` start method,
 ``model.share_memory()``, worker ``rank`` seeded ``seed + rank``. Each worker

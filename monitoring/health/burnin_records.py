@@ -44,7 +44,7 @@ def records_health(run: Run) -> bool:
     return workload is not None and workload.records_health
 
 
-@receiver(run_finished, dispatch_uid="monitoring.health.burnin")
+@receiver(run_finished, dispatch_uid="monitoring.health.burnin_records")
 def on_run_finished(sender, run: Run, **kwargs) -> None:
     """A burn-in's records as its run ends; failing to write them must not undo the run's end state."""
     if not records_health(run):
