@@ -1,12 +1,12 @@
 """Keeping CPU DDP ranks (gloo) in step on a virtualised node.
 
-Measured on a 2-core Xeon benchmark node (docs/benchmarks.md, Training): with two
-single-threaded ranks, half the steps took about 4 ms longer than the rest, the
-length of one kernel tick (HZ=250). A rank that finishes its backward first
+Seen on a 2-core benchmark node (docs/benchmarks.md#training): with two
+single-threaded ranks, half the steps took one kernel tick (HZ=250) longer than
+the rest. A rank that finishes its backward first
 blocks in the all-reduce, its vCPU halts, and waking it again costs a tick;
 gloo's helper threads, free to run on either core, also wait for the other
-rank's busy core. Two measures (DDP(2) at the default batch went from 49 % to
-65 % scaling efficiency with both):
+rank's busy core. Two measures, which together raise DDP(2)'s scaling
+efficiency at the default batch (docs/benchmarks.md#training):
 
 - each rank's threads stay on its own share of the node's cores, so gloo's
   helpers run where their own rank is waiting, never behind the other rank;

@@ -72,7 +72,8 @@ class StepProfiler:
         if device.type == "cuda":
             activities.append(ProfilerActivity.CUDA)
         # The wait is counted here, not by torch's schedule: profile.step() opens a record_function for
-        # every step even while waiting, which cost +3.5 % of a 0.66 ms step (bench/training_profiler.py).
+        # every step even while waiting, a cost the steps it does not record should not pay
+        # (docs/benchmarks.md#the-profiler-on-the-steps-it-does-not-record).
         self.profiler = profile(
             activities=activities,
             schedule=schedule(wait=0, warmup=window.warmup, active=window.active, repeat=1),

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-# OpenMP threads that sleep rather than spin while they wait. Measured on a
-# two-core node with another process busy: a two-thread digits run fell from
-# ~6,000 to 300-700 samples/s with spinning threads, and kept ~4,000-6,500
-# with this. It must be in the environment before torch is imported, so it is
-# given to the process rather than set by the script.
+# OpenMP threads that sleep rather than spin while they wait: on a two-core node
+# with another process busy, spinning threads collapse a two-thread run's
+# throughput and sleeping ones keep most of it (docs/benchmarks.md#training).
+# It must be in the environment before torch is imported, so it is given to the
+# process rather than set by the script.
 RUN_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
