@@ -7,10 +7,11 @@ from django.utils import timezone
 
 from inventory.models import GPU, GPUModel, Node, Project
 from reservations.models import Reservation
-from training import strategies
+from training import environments, strategies
 from training.choices import ArtifactKind, RunNodeStatus, RunStatus, SweepMetric, SweepMode
 
 SCRIPT = "script"  # the workload name of a run that starts a user script
+COMMAND = "command"  # the workload name of a run that starts the researcher's own command
 
 # Which state a run may move to from which; anything else is refused.
 TRANSITIONS = {
@@ -81,6 +82,20 @@ class Run(models.Model):
     hyperparameters = models.JSONField(default=dict)
     profiler = models.JSONField(
         default=dict, blank=True, help_text="Profiler options (training/profiling/options.py); empty: off."
+    )
+    # The researcher's own command (workload COMMAND), or the command a built-in workload fills in.
+    command = models.JSONField(default=list, blank=True, help_text="The argument list, run without a shell.")
+    shell_line = models.TextField(blank=True, help_text="A shell line the researcher chose: run as bash -lc LINE.")
+    workdir = models.CharField(max_length=1000, blank=True, help_text="Where it runs; empty: the run's directory.")
+    variables = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Environment variables set at launch; secret-looking values are never shown, and wiped at the end.",
+    )
+    setup = models.TextField(blank=True, help_text="Commands run first, in the same environment and directory.")
+    env_kind = models.CharField(max_length=16, choices=environments.choices, default="fleet")
+    env_ref = models.CharField(
+        max_length=1000, blank=True, help_text="A venv's or conda env's path on the node, or a container image."
     )
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
     error = models.TextField(blank=True)
