@@ -238,6 +238,11 @@ class WorkerPresence(models.Model):
     worker = models.CharField(max_length=300, blank=True)
     seen_at = models.DateTimeField()
     idle_slots = models.PositiveSmallIntegerField(default=0, help_text="Runs it could have started when seen.")
+    environments = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='What runs may use there, as it last reported: [{"kind": "venv", "ref": "/srv/envs/torch"}, ...].',
+    )
 
     def __str__(self) -> str:
         return f"{self.worker or self.node_id} seen {self.seen_at:%Y-%m-%d %H:%M:%S} UTC"
