@@ -55,6 +55,10 @@ def end_with_run(row: EndedProcess, run: Run, ask=None) -> tuple[str, str]:
         process = psutil.Process(row.pid)
         mismatch = why_not_the_same(process, row)
     except psutil.NoSuchProcess:
+        if ask is None:
+            # The run was asked to stop with the request and its processes went before this task arrived:
+            # ended as asked, not a pid that was never there.
+            return ReclaimStatus.TERMINATED, ""
         return ReclaimStatus.GONE, f"No process with pid {row.pid} was running."
     if mismatch:
         return ReclaimStatus.MISMATCH, mismatch

@@ -35,7 +35,6 @@ from training.models import Run
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 HOLD_SCRIPT = """
 import argparse, time
-from monitoring.storage.models import GPUState
 argparse.ArgumentParser().parse_known_args()
 held = bytearray(256 * 1024 * 1024)
 for i in range(0, len(held), 4096):

@@ -136,3 +136,25 @@ def test_a_finished_runs_leftover_process_is_ended_alone(
     assert response.json()["detail"].startswith("Asked ")
     run.refresh_from_db()
     assert run.cancel_requested_at is None and run.status == RunStatus.SUCCEEDED
+
+
+def test_a_run_process_that_went_with_its_run_before_the_worker_looked_is_terminated(
+    cast, gpu_with_sleeper, sleeper, django_capture_on_commit_callbacks
+):
+    """The run is asked to stop with the request; when its process is gone by the time the node worker looks,
+    it ended as asked (seen in CI as a false "No process with pid … was running")."""
+    from monitoring.processes.stopping import end_requested
+    from training.models import Run
+
+    run = Run.objects.create(owner=cast["owner"], name="ddp", workload="digits_cnn", strategy="ddp")
+    believe_run(gpu_with_sleeper, run)
+    with django_capture_on_commit_callbacks(execute=False):
+        assert ask_to_end(cast["owner"], gpu_with_sleeper, sleeper.pid).status_code == 202
+    sleeper.kill()
+    sleeper.wait()  # the run's stop ended it before the task reached the node worker
+
+    stop = ProcessStop.objects.get()
+    assert stop.run_id == run.pk
+    assert end_requested(stop.pk) == ReclaimStatus.TERMINATED
+    stop.refresh_from_db()
+    assert (stop.status, stop.error) == (ReclaimStatus.TERMINATED, "")
