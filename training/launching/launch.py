@@ -18,14 +18,15 @@ from reservations.models import Reservation
 from training import run_cost, strategies
 from training.choices import RunStatus
 from training.dispatch.send import send_shares
-from training.launching.params import LAUNCH_DEFAULTS, validate_hyperparameters, validate_script_params
+from training.launching.commands import Program, check_program, given
+from training.launching.params import LAUNCH_DEFAULTS, validate_hyperparameters, validate_params, validate_script_params
 from training.launching.scheduled import BookedWindow, check_booking, check_long_enough
 from training.launching.scripts import ScriptRefused, resolve_script
-from training.models import SCRIPT, Run, RunNode
+from training.models import COMMAND, SCRIPT, Run, RunNode
 from training.node import run_as
 from training.profiling import options as profile_options
 from training.run_files import checkpoint_dirs
-from training.workloads import SCRIPT_SPEC, WORKLOADS
+from training.workloads import WORKLOADS, spec_of
 
 
 @dataclass
@@ -48,6 +49,14 @@ class LaunchRequest:
     free_checked: bool = False  # the caller refused GPUs that are not free itself (monitoring/health/burnin_launch.py)
     profiler: Any = None  # profiler options (training/profiling/options.py); None: off
     checkpoint_dir: str = ""  # below RUN_CHECKPOINT_DIR; empty: run-<id> there
+    # The researcher's own command (workload "command"), checked by training/launching/commands.py.
+    command: list[str] | None = None  # an argument list, run without a shell
+    shell_line: str = ""  # or a shell line, run as bash -lc LINE
+    workdir: str = ""
+    variables: dict[str, str] = field(default_factory=dict)
+    setup: str = ""
+    env_kind: str = "fleet"
+    env_ref: str = ""
 
 
 @dataclass
@@ -70,6 +79,7 @@ class LaunchPlan:
     profiler: dict[str, Any] = field(default_factory=dict)
     checkpoint_dir: str = ""
     resumed_from: Run | None = None  # training/launching/resume_run.py
+    program: Program = field(default_factory=Program)  # a command run's command, environment and variables
 
 
 def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, str]]:
@@ -81,8 +91,10 @@ def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, s
     project = check_project(request, errors)
     script = check_script(request, errors)
     nodes = check_placement(request, errors)
-    if request.workload != SCRIPT and request.workload not in WORKLOADS:
-        errors["workload"] = f"Unknown workload {request.workload!r}; choose one of {', '.join(WORKLOADS)}."
+    program = check_command(request, errors)
+    if request.workload not in (SCRIPT, COMMAND) and request.workload not in WORKLOADS:
+        known = ", ".join([*WORKLOADS, SCRIPT, COMMAND])
+        errors["workload"] = f"Unknown workload {request.workload!r}; choose one of {known}."
     if errors.keys() & {"workload", "script", "gpus", "node"}:
         return None, errors
     params = check_params(request, nodes, errors)
@@ -119,6 +131,7 @@ def check_launch(request: LaunchRequest) -> tuple[LaunchPlan | None, dict[str, s
         start_at=window.start if later else None,
         profiler=profiler,
         checkpoint_dir=checkpoint_dir,
+        program=program,
     )
     return plan, {}
 
@@ -137,8 +150,20 @@ def use_booking(request: LaunchRequest, errors: dict) -> BookedWindow | None:
     return window
 
 
+def check_command(request: LaunchRequest, errors: dict) -> Program:
+    """A command run's clean command; any other run may not set the command fields."""
+    if request.workload == COMMAND:
+        return check_program(request, errors)
+    for name in given(request):
+        errors[name] = "A command, its environment and variables go only with the workload 'command'."
+    return Program()
+
+
 def default_name(request: LaunchRequest) -> str:
     what = request.script.rsplit("/", 1)[-1] if request.workload == SCRIPT else request.workload
+    if request.workload == COMMAND:
+        words = request.command or (request.shell_line or "").split()
+        what = " ".join(words[:3])[:60] or COMMAND
     return f"{what} · {request.strategy}"
 
 
@@ -190,7 +215,7 @@ def check_params(request: LaunchRequest, nodes, errors: dict) -> dict[str, Any]:
     gpus = min(len(members) for _, members in nodes)
     name = str(request.strategy or "").strip().lower()
     strategy = strategies.get(name) if name in strategies.STRATEGIES else None
-    spec = SCRIPT_SPEC if request.workload == SCRIPT else WORKLOADS[request.workload]
+    spec = spec_of(request.workload)
     if strategy is not None:
         refused = strategy.check_gpus(gpus, [strategies.get(n) for n in spec.strategies])
         if refused:
@@ -201,7 +226,9 @@ def check_params(request: LaunchRequest, nodes, errors: dict) -> dict[str, Any]:
     params = {**request.hyperparameters, "strategy": name, "processes": processes, "nodes": len(nodes)}
     devices = strategy.process_devices(gpus) if strategy else gpus
     cpus = nodes[0][0].cpu_count if len(nodes) == 1 else None
-    if request.workload == SCRIPT:
+    if request.workload == COMMAND:
+        clean, problems = validate_params(params, spec, "A command", gpus=devices, cpus=cpus)
+    elif request.workload == SCRIPT:
         clean, problems = validate_script_params(params, gpus=devices, cpus=cpus)
     else:
         clean, problems = validate_hyperparameters(params, request.workload, gpus=devices, cpus=cpus)
@@ -212,8 +239,8 @@ def check_params(request: LaunchRequest, nodes, errors: dict) -> dict[str, Any]:
 
 def check_profiler(request: LaunchRequest, params: dict[str, Any], errors: dict) -> dict[str, Any]:
     """The profiler's clean options ({} for off); a problem goes under ``profiler``."""
-    spec = SCRIPT_SPEC if request.workload == SCRIPT else WORKLOADS[request.workload]
-    who = "A script" if request.workload == SCRIPT else request.workload
+    spec = spec_of(request.workload)
+    who = {SCRIPT: "A script", COMMAND: "A command"}.get(request.workload, request.workload)
     name = params.get("strategy")
     strategy = strategies.get(name) if name in strategies.STRATEGIES else None
     try:
@@ -263,6 +290,7 @@ def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
         processes=plan.processes,
         hyperparameters=plan.hyperparameters,
         profiler=plan.profiler,
+        **plan.program.fields(),
     )
     if waits_for_gpu:
         with transaction.atomic():

@@ -88,3 +88,23 @@ SCRIPT_SPEC = Workload(
     defaults={"epochs": 10, "batch_size": 32, "lr": 0.001, "optimizer": "adam", "seed": 0},
     profiler="cprofile",
 )
+
+# The researcher's own command (workload "command"): no hyperparameter flags are added; every strategy that
+# can start a plain program may run it (training/launching/commands.py checks the command itself).
+COMMAND_SPEC = Workload(
+    module="",
+    description="Your own command: an argument list or a shell line, in the environment you choose.",
+    strategies=tuple(name for name in ALL_STRATEGIES if server_strategy(name).runs_scripts),
+    train_size=None,
+    params=(),
+    defaults={},
+)
+
+
+def spec_of(workload: str) -> Workload:
+    """The spec a launch checks against: a built-in workload's, a script's or a command's (KeyError: unknown)."""
+    if workload == "script":
+        return SCRIPT_SPEC
+    if workload == "command":
+        return COMMAND_SPEC
+    return WORKLOADS[workload]
