@@ -45,6 +45,10 @@ class Environment:
         """The argument list the node worker runs (a container kind wraps ``argv`` in its runtime)."""
         return argv
 
+    def stop(self, started: Started, grace_s: float) -> None:
+        """After the node worker signalled the command's process tree: end what lives outside it (a container
+        is stopped, then removed). Nothing to do for a process on the node itself."""
+
     def record(self, ref: str) -> dict:
         """What a run's reproducibility record keeps of it (interpreter and packages, or image and digest)."""
         return {"kind": self.name}

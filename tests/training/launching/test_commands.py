@@ -56,3 +56,20 @@ def test_a_built_in_workload_takes_no_command(cast, quiet_node):
     request = LaunchRequest(user=cast["owner"], workload="digits_cnn", gpus=gpus_of(quiet_node, 1), command=["ls"])
     plan, errors = check_launch(request)
     assert plan is None and "only with the workload 'command'" in errors["command"]
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("HF_TOKEN", True),
+        ("aws_secret_access_key", True),
+        ("DB_PASSWORD", True),
+        ("WANDB_API_KEY", True),
+        ("WANDB_MODE", False),
+        ("OMP_NUM_THREADS", False),
+    ],
+)
+def test_secret_looking_names_are_masked(name, secret):
+    from training.variables import SECRET_MASK, shown
+
+    assert (shown({name: "v"})[name] == SECRET_MASK) is secret
