@@ -1,4 +1,4 @@
-"""fleet_book(): the one-round-trip booking (fleet/booking_round_trip.py) as a PL/pgSQL function.
+"""fleet_book(): the one-round-trip booking (reservations/round_trip.py) as a PL/pgSQL function.
 
 PostgreSQL plans a query sent as text on every call; a function's statements are planned once per
 session and the plan kept (a generic plan: the statement's shape never changes, only its values), which
