@@ -17,6 +17,7 @@ class Started:
     variables: dict[str, str] = field(default_factory=dict)  # set in the process's environment
     uid: int | None = None  # the OS account the command runs as
     gid: int | None = None
+    ref: str = ""  # the environment's path or image (the run's env_ref)
 
 
 class Environment:
