@@ -110,6 +110,7 @@ class Image(Environment):
     name = "image"
     label = "a container image"
     needs_ref = True
+    account_inside = True
 
     def check(self, ref: str) -> str | None:
         if not ref:
