@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 INSTALLED_DEV := $(VENV)/.installed-dev
 
-.PHONY: install install-dev demo test lint format chromium iproute2 nginx clean
+.PHONY: install install-dev demo test lint format chromium iproute2 nginx podman clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,13 +37,19 @@ iproute2:
 nginx:
 	@command -v nginx >/dev/null || (apt-get update -qq && apt-get install -y -qq nginx-light)
 
+# Container runs (tests/training/environments/test_container.py): podman with runc (the test's own
+# containers.conf picks it), catatonit for `--init`, and busybox-static for the image the test builds.
+podman:
+	@command -v podman >/dev/null && command -v runc >/dev/null && test -x /usr/libexec/podman/catatonit \
+		&& dpkg -s busybox-static >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq podman runc catatonit busybox-static)
+
 lint: install-dev
 	$(VENV)/bin/ruff check .
 
 format: install-dev
 	$(VENV)/bin/ruff format .
 
-test: install-dev chromium iproute2 nginx lint
+test: install-dev chromium iproute2 nginx podman lint
 	SECRET_KEY=$${SECRET_KEY:-test-only-secret-key} $(PY) -m fleet.embedded -- $(VENV)/bin/pytest $(PYTEST_ARGS)
 
 clean:

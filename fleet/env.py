@@ -196,3 +196,12 @@ def _is_zero(text: str) -> bool:
         return float(text) == 0
     except ValueError:
         return False  # not a number: the setting's own reader says so
+
+
+def env_path_list(name: str, default: list[str]) -> list[str]:
+    """Comma-separated absolute paths (a bind mount's ``-v SRC:DST`` has no room for a ':' in either)."""
+    paths = env_list(name, default)
+    for path in paths:
+        if not path.startswith("/") or ":" in path:
+            raise ImproperlyConfigured(f"{name}: {path!r} is not an absolute path without ':'")
+    return paths

@@ -15,6 +15,7 @@ from fleet.env import (
     env_int_list,
     env_list,
     env_networks,
+    env_path_list,
     env_percent,
     env_str,
     proxy_ssl_header,
@@ -418,6 +419,16 @@ CELERY_BEAT_SCHEDULE["training-mark-lost-runs"] = {
     "schedule": RUN_HEARTBEAT_S,
     "options": {"queue": "default", "expires": RUN_HEARTBEAT_S},
 }
+# Container images (docs/runs.md, Containers; training/environments/container.py).
+# The runtime a node worker runs images with: "podman" or "docker".
+RUN_CONTAINER_RUNTIME = env_choice("RUN_CONTAINER_RUNTIME", default="podman", choices=("podman", "docker"))
+# The images runs may use: exact names ("ghcr.io/lab/train" admits its every tag, "ghcr.io/lab/train:v2" that
+# tag alone) or prefixes ending in "/" (a registry or a namespace). Empty: container runs are off.
+RUN_CONTAINER_IMAGES = env_list("RUN_CONTAINER_IMAGES", default=[])
+# Data paths on the nodes that every container run gets, bind-mounted at the same path.
+RUN_CONTAINER_MOUNTS = env_path_list("RUN_CONTAINER_MOUNTS", default=[])
+# Pass the run's GPUs into its container (podman through CDI, docker through --gpus); off on nodes without GPUs.
+RUN_CONTAINER_GPUS = env_bool("RUN_CONTAINER_GPUS", default=True)
 
 # Reservations (docs/reservations.md).
 RESERVATION_NO_SHOW_MINUTES = env_int("RESERVATION_NO_SHOW_MINUTES", default=30, minimum=1)

@@ -44,6 +44,10 @@ def test_it_starts_with_well_formed_urls():
         ("SECRET_KEY", None, "is not set"),
         ("EMAIL_PORT", "twenty-five", "whole number"),
         ("AGENT_INTERVAL_S", "-1", "at least"),
+        ("RUN_CONTAINER_RUNTIME", "lxc", "podman, docker"),
+        ("RUN_CONTAINER_MOUNTS", "/data,datasets", "not an absolute path"),
+        ("RUN_CONTAINER_MOUNTS", "/data:/other", "without ':'"),
+        ("RUN_CONTAINER_GPUS", "sometimes", "not a boolean"),
     ],
 )
 def test_a_bad_value_stops_start_up_with_one_line_naming_it(variable, value, words):

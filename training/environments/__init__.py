@@ -16,6 +16,7 @@ __all__ = ["ENVIRONMENTS", "Environment", "choices", "get", "names"]
 
 ENVIRONMENTS: dict[str, str] = {
     "fleet": "training.environments.fleet.Fleet",
+    "image": "training.environments.container.Image",
 }
 
 _loaded: dict[str, Environment] = {}

@@ -17,6 +17,7 @@ class Started:
     variables: dict[str, str] = field(default_factory=dict)  # set in the process's environment
     uid: int | None = None  # the OS account the command runs as
     gid: int | None = None
+    ref: str = ""  # the environment's path or image (the run's env_ref)
 
 
 class Environment:
@@ -25,6 +26,9 @@ class Environment:
     name: str  # stored on the run
     label: str  # shown in forms and on run pages
     needs_ref = False  # a path or an image must be given
+    # wrap() puts the run's OS account inside (a container's --user): the node worker then starts the wrapped
+    # argument list as itself, since a container runtime's client needs the node worker's rights.
+    account_inside = False
 
     def check(self, ref: str) -> str | None:
         """Why a run may not use this environment (one sentence, naming the value), or None. Runs on the web
