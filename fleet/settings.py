@@ -356,6 +356,8 @@ RUN_ACCOUNT_FALLBACK = env_choice("RUN_ACCOUNT_FALLBACK", default="worker", choi
 # The interpreter a run's processes start with: the node worker's own unless the runs have another
 # (one the researchers' accounts can execute, where runs execute as them).
 RUN_PYTHON = env_str("RUN_PYTHON", default=sys.executable)
+# Roots under which a run may use a venv or conda env by path (resolved after symlinks); empty turns them off.
+RUN_ENV_DIRS = env_list("RUN_ENV_DIRS", default=[])
 RUN_OUTPUT_DIR = Path(env_str("RUN_OUTPUT_DIR", default=str(BASE_DIR / "var" / "runs")))
 # The largest trace or pstats file of one profiled rank the node worker stores (training/profiling/results.py).
 RUN_PROFILE_MAX_BYTES = env_int("RUN_PROFILE_MAX_BYTES", default=64_000_000, minimum=1000)

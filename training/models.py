@@ -9,6 +9,7 @@ from inventory.models import GPU, GPUModel, Node, Project
 from reservations.models import Reservation
 from training import environments, strategies
 from training.choices import ArtifactKind, RunNodeStatus, RunStatus, SweepMetric, SweepMode
+from training.variables import shown
 
 SCRIPT = "script"  # the workload name of a run that starts a user script
 COMMAND = "command"  # the workload name of a run that starts the researcher's own command
@@ -184,10 +185,14 @@ class Run(models.Model):
             self._move(RunStatus.RUNNING)
 
     def finish(self, status: str, error: str = "", exit_code: int | None = None) -> None:
-        """Record the end of the run; refuses to end it twice or to succeed a run that never started."""
+        """Record the end of the run; refuses to end it twice or to succeed a run that never started.
+
+        However it ends, the values of its secret-looking variables are wiped: they were needed only to start it.
+        """
         if status not in RunStatus.finished():
             raise IllegalTransition(f"{status} is not an end state")
-        self._move(status, finished_at=timezone.now(), error=error[:5000], exit_code=exit_code)
+        wiped = shown(self.variables)
+        self._move(status, finished_at=timezone.now(), error=error[:5000], exit_code=exit_code, variables=wiped)
         run_finished.send(sender=Run, run=self)
 
     def _move(self, status: str, **fields) -> None:

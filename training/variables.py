@@ -20,3 +20,15 @@ def looks_secret(name: str) -> bool:
 def shown(variables: dict[str, str]) -> dict[str, str]:
     """The variables as anyone may see them: secret-looking values replaced by SECRET_MASK."""
     return {name: SECRET_MASK if looks_secret(name) else value for name, value in variables.items()}
+
+
+def secret_values(variables: dict[str, str]) -> list[str]:
+    """The values of secret-looking variables, longest first (so no part of one is left showing)."""
+    return sorted({value for name, value in variables.items() if looks_secret(name) and value}, key=len, reverse=True)
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """``text`` with every one of the ``secrets`` (values) replaced by SECRET_MASK."""
+    for value in secrets:
+        text = text.replace(value, SECRET_MASK)
+    return text

@@ -16,6 +16,8 @@ __all__ = ["ENVIRONMENTS", "Environment", "choices", "get", "names"]
 
 ENVIRONMENTS: dict[str, str] = {
     "fleet": "training.environments.fleet.Fleet",
+    "venv": "training.environments.venv.Venv",
+    "conda": "training.environments.conda.Conda",
     "image": "training.environments.container.Image",
 }
 

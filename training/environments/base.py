@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+
+class EnvironmentRefused(Exception):
+    """A run cannot start in this environment on this node (one sentence the run's error shows)."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,14 @@ class Environment:
     def python(self, ref: str) -> str:
         """The interpreter that runs Python programs in it."""
         return sys.executable
+
+    def check_on_node(self, ref: str) -> str | None:
+        """Why the node worker may not start a command in it here (``check`` and what only the node can see)."""
+        return self.check(ref)
+
+    def variables(self, ref: str, env: Mapping[str, str]) -> dict[str, str]:
+        """What its commands get in their environment (its bin first on PATH, VIRTUAL_ENV …) over ``env``."""
+        return {}
 
     def torchrun(self, ref: str) -> list[str]:
         """The argument list that starts torchrun in it."""

@@ -20,7 +20,7 @@ import subprocess
 
 from django.conf import settings
 
-from training.environments.base import Environment, Started
+from training.environments.base import Environment, EnvironmentRefused, Started
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ FLEET_VARIABLES = (
 FLEET_DIRS = ("FLEET_OUTPUT_DIR", "FLEET_CHECKPOINT_DIR", "FLEET_RESUME_DIR", "FLEET_RESUME_FROM")
 
 
-class ContainerError(RuntimeError):
+class ContainerError(EnvironmentRefused):
     """The container runtime is missing, timed out, or cannot do what a run needs (one sentence)."""
 
 

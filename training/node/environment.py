@@ -9,9 +9,11 @@ from pathlib import Path
 from django.conf import settings
 
 from inventory.models import GPU
-from training.models import Run, RunNode
+from training import environments
+from training.models import COMMAND, Run, RunNode
 from training.node.run_as import Account
 from training.run_files import checkpoint_dirs
+from training.variables import redact, secret_values
 from training.workloads.git import git_commit, git_dirty
 from training.workloads.run_env import run_env
 from training.workloads.torch_build import built_cuda, cudnn_wheel
@@ -34,21 +36,30 @@ def process_env(
     account: Account | None = None,
     output_dir: Path | None = None,
     checkpoint_dir: Path | None = None,
+    strategy_env: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """The node worker's environment minus its secrets, plus the training processes' settings, devices and identity.
 
     FLEET_RUN_ID is how the agent tells this run's processes from any other (docs/agent-protocol.md);
-    every process the run starts inherits it. Run as ``account``, HOME, USER and LOGNAME are its.
+    every process the run starts inherits it. Run as ``account``, HOME, USER and LOGNAME are its. A command
+    run's variables and its environment kind's (PATH, VIRTUAL_ENV …) come next; the fleet's own always win.
     """
-    env = run_env({key: value for key, value in os.environ.items() if key not in WITHHELD})
+    inherited = {key: value for key, value in os.environ.items() if key not in WITHHELD}
+    command = run.workload == COMMAND
+    if command:
+        inherited.pop("PYTHONPATH", None)  # the fleet's code is not the command's
+        inherited.update(run.variables)
+        inherited.update(environments.get(run.env_kind).variables(run.env_ref, inherited))
+    env = run_env(inherited)
     if account is not None:
         env.update(account.env())
     if output_dir is not None:
         env["FLEET_OUTPUT_DIR"] = str(output_dir)
     if checkpoint_dir is not None:
         env.update(checkpoint_env(run, checkpoint_dir))
-    base = str(settings.BASE_DIR)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [base, env.get("PYTHONPATH", "")]))
+    if not command:
+        base = str(settings.BASE_DIR)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [base, env.get("PYTHONPATH", "")]))
     env.update(
         # NVML numbers GPUs by PCI bus; CUDA does the same only when told to.
         CUDA_DEVICE_ORDER="PCI_BUS_ID",
@@ -59,6 +70,7 @@ def process_env(
         FLEET_NODE=part.node.hostname,
         FLEET_NODE_RANK=str(part.rank),
     )
+    env.update(strategy_env or {})
     return env
 
 
@@ -72,7 +84,7 @@ def checkpoint_env(run: Run, checkpoint_dir: Path) -> dict[str, str]:
         "FLEET_STOP_GRACE_S": f"{settings.RUN_CANCEL_GRACE_S:g}",
     }
     if run.resumed_from_id is not None:
-        env["FLEET_RESUME_DIR"] = str(checkpoint_dirs.run_dir(run.resumed_from))
+        env["FLEET_RESUME_DIR"] = env["FLEET_RESUME_FROM"] = str(checkpoint_dirs.run_dir(run.resumed_from))
     return env
 
 
@@ -123,5 +135,24 @@ def node_record(run: Run, part: RunNode, argv: list[str] | None = None) -> dict:
         "host": socket.gethostname(),
         "node": part.node.hostname,
         "git_commit": git_commit(code_dir),
+        "cuda_visible_devices": ",".join(str(index) for index in part.gpu_indexes),
+    }
+
+
+def command_record(run: Run, part: RunNode, argv: list[str], workdir: str) -> dict:
+    """A command run's reproducibility record: the argv as started (secrets masked), where, in what, which code."""
+    secrets = secret_values(run.variables)
+    return {
+        "command": [redact(word, secrets) for word in argv],
+        "workdir": workdir,
+        "address": settings.RUN_RENDEZVOUS_HOST,
+        "env": environments.get(run.env_kind).record(run.env_ref),
+        "variables": sorted(run.variables),
+        "git_commit": git_commit(workdir),
+        "git_dirty": git_dirty(workdir),
+        "driver": part.node.driver_version or None,
+        "gpu_models": gpu_models(run),
+        "host": socket.gethostname(),
+        "node": part.node.hostname,
         "cuda_visible_devices": ",".join(str(index) for index in part.gpu_indexes),
     }

@@ -15,6 +15,7 @@ from django.utils import timezone
 from training import broadcast
 from training.models import IllegalTransition, Run, RunLog, RunMetric, RunNode
 from training.serializers import state_payload
+from training.variables import redact, secret_values
 from training.workloads import event_lines
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,8 @@ class RunStream:
         self.saw_output = False
         self.logged = 0
         self.tail: list[str] = []
+        # A command may print a secret variable's value; it is masked before anything is kept.
+        self.secrets = secret_values(run.variables)
 
     @property
     def pending(self) -> bool:
@@ -56,6 +59,7 @@ class RunStream:
 
     def feed(self, line: str) -> None:
         self.saw_output = True
+        line = redact(line, self.secrets)
         event = event_lines.parse_event(line)
         if event is None:
             self._log(line)

@@ -18,6 +18,7 @@ STRATEGIES: dict[str, str] = {
     "ddp": "training.strategies.ddp.DDP",
     "hogwild": "training.strategies.hogwild.Hogwild",
     "fsdp": "training.strategies.fsdp.FSDP",
+    "launcher": "training.strategies.launcher.Launcher",
 }
 
 _loaded: dict[str, Strategy] = {}

@@ -25,6 +25,13 @@ class NodeShare:
     rendezvous_id: str = ""
     rendezvous_timeout_s: int = 300
     local_addr: str = ""  # the address other nodes reach this one on, for runs over several nodes
+    # A command run's (workload "command"): its argument list, a first word ``python`` already the environment's
+    # interpreter, whether it was one, and the environment's torchrun.
+    command: list[str] = field(default_factory=list)
+    python_program: bool = False
+    torchrun: list[str] = field(default_factory=list)
+    gpus: int = 0  # this node's GPUs
+    node_addrs: list[str] = field(default_factory=list)  # every node's address, in rank order
 
     def program(self) -> list[str]:
         """How the plain program starts: ``python SCRIPT`` or ``python -m MODULE``."""
@@ -43,6 +50,9 @@ class Strategy:
     shares_device = False  # its processes share one device, so cores, not GPUs, bound how many there are
     single_process = False  # exactly one process per node
     runs_scripts = True  # may a user script run under it
+    runs_workloads = True  # may the built-in workloads run under it
+    runs_commands = True  # may a researcher's own command run under it
+    exports_rendezvous = False  # the command starts its own processes and gets the nodes' addresses instead
     profiles = True  # can the profiler follow its training loop (training/profiling/options.py)
     hint = ""  # one line for the launch form: when to pick it
 
@@ -74,8 +84,14 @@ class Strategy:
         return None
 
     def command(self, share: NodeShare) -> list[str]:
-        """The argument list (never a shell string) that starts this node's share."""
+        """The argument list (never a shell string) that starts this node's share; a command run's as it is."""
+        if share.command:
+            return list(share.command)
         return [sys.executable, *share.program(), *share.args]
+
+    def command_env(self, share: NodeShare) -> dict[str, str]:
+        """Variables a command run's processes get from this strategy (they win over the run's own)."""
+        return {}
 
     def __str__(self) -> str:
         return self.name

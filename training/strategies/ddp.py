@@ -4,6 +4,9 @@ torchrun (``python -m torch.distributed.run``) sets WORLD_SIZE, RANK and LOCAL_R
 process, restarts nothing (``--max-restarts 0``) and forwards SIGTERM to its workers. The
 workloads detect that environment themselves (training.workloads.distributed); the model's wrap and
 checkpoints are its torch side's (training/workloads/strategies/ddp.py).
+
+A researcher's own command runs under the environment's torchrun: a Python program as the script (or
+``--module``) with its arguments, anything else (a shell line, a binary) with ``--no-python``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class DDP(Strategy):
             rdzv_endpoint=share.rendezvous if multi else None,
             rdzv_id=share.rendezvous_id if multi else None,
             script_args=share.args,
+            launcher=share.torchrun or None,
         )
         if multi:
             # Node 0 gives up on a node that never joins instead of waiting torchrun's default 10 minutes.
@@ -43,10 +47,24 @@ class DDP(Strategy):
                 # Each node announces the address the others reach it on. Left to torchrun, it is the host name
                 # resolved, which /etc/hosts may point at a loopback address or a multi-homed node at the wrong net.
                 argv[at + 1 : at + 1] = ["--local-addr", share.local_addr]
-        if share.script:
-            at = argv.index("--module")
+        at = argv.index("--module")
+        if share.command:
+            argv[at:] = command_words(share)
+        elif share.script:
             argv[at : at + 2] = [share.script]
         return argv
+
+
+def command_words(share: NodeShare) -> list[str]:
+    """What follows torchrun's own options for a command run: ``SCRIPT ARGS``, ``--module M ARGS`` or
+    ``--no-python PROGRAM ARGS`` (a shell line, a binary, or Python started with options of its own)."""
+    words = share.command
+    if share.python_program and len(words) > 1:
+        if words[1] == "-m" and len(words) > 2:
+            return ["--module", *words[2:]]
+        if not words[1].startswith("-"):
+            return words[1:]
+    return ["--no-python", *words]
 
 
 def torchrun_argv(
@@ -57,6 +75,7 @@ def torchrun_argv(
     rdzv_endpoint: str | None = None,
     rdzv_id: str | None = None,
     script_args: list[str] | None = None,
+    launcher: list[str] | None = None,
 ) -> list[str]:
     """The argument list (never a shell string) that runs ``script_module`` under torchrun.
 
@@ -69,7 +88,7 @@ def torchrun_argv(
         raise ValueError("nproc_per_node and nnodes must be at least 1")
     if not 0 <= node_rank < nnodes:
         raise ValueError(f"node_rank {node_rank} is outside 0..{nnodes - 1}")
-    argv = [sys.executable, *TORCHRUN, "--nproc-per-node", str(nproc_per_node), "--max-restarts", "0"]
+    argv = [*(launcher or [sys.executable, *TORCHRUN]), "--nproc-per-node", str(nproc_per_node), "--max-restarts", "0"]
     if nnodes == 1 and rdzv_endpoint is None:
         argv += ["--standalone", "--nnodes", "1"]
     else:

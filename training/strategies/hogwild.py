@@ -1,5 +1,7 @@
 """Hogwild: worker processes train one model in shared memory on one device, without locks.
 
+A researcher's own command runs once with FLEET_WORKERS set to the processes asked for; it starts them.
+
 The supervisor that starts and watches the workers is torch code and lives beside the workloads
 (training.workloads.hogwild_supervisor), its shared model and checkpoints are its torch side's
 (training/workloads/strategies/hogwild.py); this module only builds its command line.
@@ -24,7 +26,12 @@ class Hogwild(Strategy):
     profiles = False  # its workers train in separate processes the supervisor does not profile
 
     def command(self, share: NodeShare) -> list[str]:
+        if share.command:
+            return list(share.command)
         return hogwild_argv(share.workload, share.processes, share.args)
+
+    def command_env(self, share: NodeShare) -> dict[str, str]:
+        return {"FLEET_WORKERS": str(share.processes)}
 
 
 def hogwild_argv(workload: str, workers: int, script_args: list[str] | None = None) -> list[str]:

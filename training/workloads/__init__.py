@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from training.strategies import get as server_strategy
 from training.strategies import names as strategy_names
 
-ALL_STRATEGIES = strategy_names()
+# The built-in workloads run under every strategy that runs them (not "launcher": a command's own launcher).
+ALL_STRATEGIES = tuple(name for name in strategy_names() if server_strategy(name).runs_workloads)
 
 # Sizes of the training splits, needed by the run form to bound the batch size
 # without loading any data. tests/training/workloads checks them against the real splits.
@@ -82,7 +83,7 @@ def measures(workload: str) -> tuple[str, ...]:
 SCRIPT_SPEC = Workload(
     module="",
     description="A user script: python SCRIPT --epochs … --batch-size … --lr … --optimizer … --seed …",
-    strategies=tuple(name for name in ALL_STRATEGIES if server_strategy(name).runs_scripts),
+    strategies=tuple(name for name in strategy_names() if server_strategy(name).runs_scripts),
     train_size=None,
     params=TRAINING_PARAMS,
     defaults={"epochs": 10, "batch_size": 32, "lr": 0.001, "optimizer": "adam", "seed": 0},
@@ -94,7 +95,7 @@ SCRIPT_SPEC = Workload(
 COMMAND_SPEC = Workload(
     module="",
     description="Your own command: an argument list or a shell line, in the environment you choose.",
-    strategies=tuple(name for name in ALL_STRATEGIES if server_strategy(name).runs_scripts),
+    strategies=tuple(name for name in strategy_names() if server_strategy(name).runs_commands),
     train_size=None,
     params=(),
     defaults={},

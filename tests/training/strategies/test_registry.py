@@ -41,6 +41,7 @@ def test_the_choices_are_the_registry_in_order_with_labels():
         ("ddp", "DDP (torchrun)"),
         ("hogwild", "Hogwild"),
         ("fsdp", "FSDP (torchrun, sharded)"),
+        ("launcher", "Own launcher"),
     ]
 
 
@@ -85,7 +86,7 @@ def test_one_gpu_strategies_refuse_two_and_point_at_one_that_takes_them():
     allowed = [strategies.get(name) for name in strategies.STRATEGIES]
     assert (
         strategies.get("single").check_gpus(2, allowed)
-        == "A single-process run uses one GPU; choose one, or DDP or FSDP."
+        == "A single-process run uses one GPU; choose one, or DDP, FSDP or launcher."
     )
     assert strategies.get("hogwild").check_gpus(1, allowed) is None
     assert strategies.get("ddp").check_gpus(8, allowed) is None
