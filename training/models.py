@@ -244,9 +244,9 @@ class WorkerPresence(models.Model):
     seen_at = models.DateTimeField()
     idle_slots = models.PositiveSmallIntegerField(default=0, help_text="Runs it could have started when seen.")
     environments = models.JSONField(
-        default=list,
+        default=dict,
         blank=True,
-        help_text='What runs may use there, as it last reported: [{"kind": "venv", "ref": "/srv/envs/torch"}, ...].',
+        help_text='What runs may use there, as it last reported: {"venv": ["/srv/envs/torch"], "image": [...]}.',
     )
 
     def __str__(self) -> str:

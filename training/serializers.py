@@ -11,6 +11,7 @@ from training.choices import RunStatus
 from training.dispatch.waiting import waiting_for
 from training.models import Run, RunArtifact, RunLog, RunMetric, RunNode, RunProfile, Sweep
 from training.run_files import checkpoint_dirs
+from training.variables import SECRET_MASK, shown
 
 
 class RunMetricSerializer(serializers.ModelSerializer):
@@ -176,6 +177,12 @@ class RunSerializer(RunStateSerializer):
     url = serializers.SerializerMethodField()
     checkpoint = serializers.SerializerMethodField()
     resumed_from = serializers.PrimaryKeyRelatedField(read_only=True, help_text="The run this one continues.")
+    command = serializers.ListField(
+        child=serializers.CharField(), read_only=True, help_text="The argument list; empty for a shell line."
+    )
+    variables = serializers.SerializerMethodField(
+        help_text=f"Variables set at launch; the value of a secret-looking name is always {SECRET_MASK!r}."
+    )
 
     class Meta(RunStateSerializer.Meta):
         fields = [
@@ -200,8 +207,19 @@ class RunSerializer(RunStateSerializer):
             "cost",
             "checkpoint",
             "resumed_from",
+            "command",
+            "shell_line",
+            "workdir",
+            "variables",
+            "setup",
+            "env_kind",
+            "env_ref",
             *RunStateSerializer.Meta.fields[1:],
         ]
+
+    @extend_schema_field(serializers.DictField(child=serializers.CharField()))
+    def get_variables(self, run: Run) -> dict:
+        return shown(run.variables)
 
     @extend_schema_field(CheckpointSerializer)
     def get_checkpoint(self, run: Run) -> dict:

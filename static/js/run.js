@@ -106,19 +106,44 @@
     }
   }
 
-  const ENV_ORDER = ["python", "torch", "cuda", "device", "world_size", "host", "node", "git_commit"];
+  const ENV_ORDER = ["python", "torch", "cuda", "cudnn", "driver", "gpu_models", "device", "world_size", "host", "node",
+    "git_commit", "git_dirty"];  // training/web/views.py ENVIRONMENT_ORDER
+  const CPU_BUILD = "none (CPU build)";
+  // As shlex.quote and json.dumps(sort_keys=True) write them, so a live update reads like the page's first render
+  // (training/web/views.py record_value).
+  const quote = (word) => (word === "" ? "''" : /^[\w@%+=:,./-]+$/.test(word) ? word : "'" + word.replace(/'/g, "'\"'\"'") + "'");
+  function json(value) {
+    if (Array.isArray(value)) return "[" + value.map(json).join(", ") + "]";
+    if (value && typeof value === "object") {
+      return "{" + Object.keys(value).sort().map((k) => JSON.stringify(k) + ": " + json(value[k])).join(", ") + "}";
+    }
+    return JSON.stringify(value);
+  }
+  function recordValue(key, value) {
+    if (value === null || value === undefined) return "N/A";
+    if (typeof value === "boolean") return value ? "yes" : "no";
+    if (key === "packages" && Array.isArray(value)) return value.length + " installed";
+    if (key === "packages" && typeof value === "object") return Object.keys(value).length + " installed (torch " + (value.torch || "N/A") + ")";
+    if (key === "command" && Array.isArray(value)) return value.map((word) => quote(String(word))).join(" ");
+    if (typeof value === "object") return json(value);
+    return String(value);
+  }
+  let shownRecord = JSON.stringify(run.environment || {});  // the page came with it drawn
   function showEnvironment(record) {
+    if (JSON.stringify(record) === shownRecord) return;
+    shownRecord = JSON.stringify(record);
     const skip = new Set([...Object.keys(run.hyperparameters || {}), "workload", "strategy"]);
     const keys = Object.keys(record).filter((k) => !skip.has(k));
     if (!keys.length) return;
     keys.sort((a, b) => {
       const ia = ENV_ORDER.indexOf(a), ib = ENV_ORDER.indexOf(b);
-      return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib) || a.localeCompare(b);
+      return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib) || (a < b ? -1 : a > b ? 1 : 0);
     });
     document.getElementById("environment").replaceChildren(...keys.flatMap((k) => {
       const dt = document.createElement("dt"), dd = document.createElement("dd");
       dt.textContent = k;
-      dd.textContent = record[k] === null ? "N/A" : String(record[k]);
+      const cpuBuild = (k === "cuda" || k === "cudnn") && record[k] === null && record.torch && record.cuda === null;
+      dd.textContent = cpuBuild ? CPU_BUILD : recordValue(k, record[k]);
       return [dt, dd];
     }));
   }

@@ -18,6 +18,8 @@ MAX_SETUP_CHARS = 20_000
 MAX_SETUP_LINES = 200
 MAX_VARIABLES = 200
 MAX_VALUE_CHARS = 10_000
+MAX_WORKDIR_CHARS = 1000
+MAX_REF_CHARS = 1000
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 COMMAND_FIELDS = ("command", "shell_line", "workdir", "variables", "setup", "env_kind", "env_ref")
 
@@ -47,24 +49,37 @@ def given(request) -> list[str]:
 def check_program(request, errors: dict[str, str]) -> Program:
     """The clean command of ``request`` (a LaunchRequest of workload "command"); problems go into ``errors``."""
     program = Program()
-    command, line = request.command or [], request.shell_line or ""
-    if command and line:
+    # Only an absent value (None) takes the default: a false, 0 or [] where text belongs is refused, not ignored.
+    command, line = unset(request.command, []), unset(request.shell_line, "")
+    if not isinstance(command, list):
+        errors["command"] = "The command must be a list of words (strings)."
+    elif not isinstance(line, str):
+        errors["shell_line"] = "The shell line must be text."
+    elif command and line:
         errors["command"] = "Give an argument list or a shell line, not both."
-    elif not command and not str(line).strip():
+    elif not command and not line.strip():
         errors["command"] = "Give the command to run: an argument list, or a shell line."
     elif command:
         program.command = check_words(command, errors)
     else:
         program.shell_line = check_text(line, "shell_line", "The shell line", MAX_COMMAND_CHARS, errors)
-    program.workdir = check_text(request.workdir or "", "workdir", "The working directory", 1000, errors)
+    program.workdir = check_text(
+        unset(request.workdir, ""), "workdir", "The working directory", MAX_WORKDIR_CHARS, errors
+    )
     if program.workdir and not program.workdir.startswith("/"):
         errors["workdir"] = f"The working directory must be an absolute path on the node, not {program.workdir!r}."
-    program.variables = check_variables(request.variables or {}, errors)
-    program.setup = check_text(request.setup or "", "setup", "The setup", MAX_SETUP_CHARS, errors)
+    program.variables = check_variables(unset(request.variables, {}), errors)
+    program.setup = check_text(unset(request.setup, ""), "setup", "The setup", MAX_SETUP_CHARS, errors)
     if program.setup.count("\n") >= MAX_SETUP_LINES:
         errors["setup"] = f"The setup has more than {MAX_SETUP_LINES} lines; put them in a script and run that."
-    program.env_kind, program.env_ref = check_environment(request.env_kind or "fleet", request.env_ref or "", errors)
+    program.env_kind, program.env_ref = check_environment(
+        unset(request.env_kind, "fleet"), unset(request.env_ref, ""), errors
+    )
     return program
+
+
+def unset(value, default):
+    return default if value is None else value
 
 
 def check_words(command, errors: dict[str, str]) -> list[str]:
@@ -115,8 +130,8 @@ def check_environment(kind, ref, errors: dict[str, str]) -> tuple[str, str]:
     if kind not in environments.names():
         errors["env_kind"] = f"Unknown environment {kind!r}; choose one of {', '.join(environments.names())}."
         return "fleet", ""
-    if not isinstance(ref, str):
-        errors["env_ref"] = "The environment's path or image must be text."
+    ref = check_text(ref, "env_ref", "The environment's path or image", MAX_REF_CHARS, errors)
+    if "env_ref" in errors:
         return kind, ""
     refused = environments.get(kind).check(ref)
     if refused:

@@ -4,10 +4,13 @@ old one's last checkpoint (its step counter and loss curve carry on from there).
 Everything is checked before anything is queued; the launch itself goes through training/launching/launch.py.
 """
 
+import copy
+
 from django.db import transaction
 
+from training.launching.commands import COMMAND_FIELDS
 from training.launching.launch import LaunchRequest, check_launch, launch
-from training.models import Run, RunMetric
+from training.models import COMMAND, Run, RunMetric
 from training.run_files import checkpoint_dirs
 
 # Workloads a resume makes no sense for, and why.
@@ -57,6 +60,7 @@ def resume(run: Run, user) -> Run:
         node=part.node if part and not run.gpus.exists() else None,
         processes=run.processes,
         hyperparameters=dict(run.hyperparameters),
+        **program_of(run),
     )
     plan, errors = check_launch(request)
     if errors:
@@ -66,6 +70,13 @@ def resume(run: Run, user) -> Run:
         resumed = launch(plan)
         carry_curve(run, resumed)
     return resumed
+
+
+def program_of(run: Run) -> dict:
+    """A command run's command fields, for a launch that repeats it (a built-in workload fills in its own)."""
+    if run.workload != COMMAND:
+        return {}
+    return {name: copy.deepcopy(getattr(run, name)) for name in COMMAND_FIELDS}
 
 
 def carry_curve(old: Run, new: Run) -> None:

@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='workerpresence',
             name='environments',
-            field=models.JSONField(blank=True, default=list, help_text='What runs may use there, as it last reported: [{"kind": "venv", "ref": "/srv/envs/torch"}, ...].'),
+            field=models.JSONField(blank=True, default=dict, help_text='What runs may use there, as it last reported: {"venv": ["/srv/envs/torch"], "image": [...]}.'),
         ),
     ]

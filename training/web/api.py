@@ -1,7 +1,7 @@
 """The runs API: list, launch, inspect, cancel, follow progress and logs; sweeps; cost estimates."""
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
@@ -11,13 +11,14 @@ from fleet.api.errors import ErrorSerializer, error_body
 from fleet.api.pagination import Pages, paginated
 from fleet.api.text import whole_number
 from inventory.models import GPU, GPUModel, Node, Project
-from training import strategies
+from training import environments, strategies
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus, SweepMetric, SweepMode
+from training.launching import commands
 from training.launching.launch import LaunchRequest, check_launch, launch, launch_estimate
 from training.launching.params import LAUNCH_DEFAULTS
 from training.launching.resume_run import ResumeRefused, resume
-from training.models import SCRIPT, Run, Sweep
+from training.models import COMMAND, SCRIPT, Run, Sweep
 from training.profiling import downloads
 from training.run_files import artifacts
 from training.serializers import (
@@ -46,6 +47,25 @@ def gpu_field() -> serializers.SlugRelatedField:
     )
 
 
+def as_sent(schema: dict, default, help_text: str) -> serializers.Field:
+    """A command field passed on as sent (only null is refused here): training/launching/commands.py checks it,
+    as it does for the form, and ``schema`` says what that check accepts."""
+
+    @extend_schema_field(schema)
+    class AsSent(serializers.Field):
+        def to_internal_value(self, data):
+            return data
+
+        def to_representation(self, value):
+            return value
+
+    return AsSent(required=False, default=default, help_text=help_text)
+
+
+def text_schema(limit: int) -> dict:
+    return {"type": "string", "maxLength": limit}
+
+
 class LaunchSerializer(serializers.Serializer):
     """What a launch takes; hyperparameters are checked by the same rules as the launch form."""
 
@@ -53,7 +73,9 @@ class LaunchSerializer(serializers.Serializer):
     project = serializers.SlugRelatedField(
         slug_field="name", queryset=Project.objects.all(), required=False, allow_null=True, default=None
     )
-    workload = serializers.CharField(help_text=f"A built-in workload, or {SCRIPT!r} with `script`.")
+    workload = serializers.CharField(
+        help_text=f"A built-in workload, {SCRIPT!r} with `script`, or {COMMAND!r} with `command` or `shell_line`."
+    )
     script = serializers.CharField(required=False, allow_blank=True, default="")
     strategy = serializers.ChoiceField(choices=strategies.choices(), default=LAUNCH_DEFAULTS["strategy"])
     gpus = gpu_field()
@@ -86,6 +108,44 @@ class LaunchSerializer(serializers.Serializer):
         default="",
         max_length=1000,
         help_text="Where its checkpoints go, inside RUN_CHECKPOINT_DIR (relative to it); default run-<id> there.",
+    )
+
+    command = as_sent(
+        {"type": "array", "items": text_schema(commands.MAX_COMMAND_CHARS), "maxItems": commands.MAX_ARGS},
+        None,
+        f"Workload {COMMAND!r}: the argument list, run without a shell (a first word `python` is the environment's "
+        f"interpreter); at most {commands.MAX_COMMAND_CHARS:,} characters in all, no NUL.",
+    )
+    shell_line = as_sent(
+        text_schema(commands.MAX_COMMAND_CHARS),
+        "",
+        f"Workload {COMMAND!r}, instead of `command`: a line run as `bash -lc LINE`.",
+    )
+    workdir = as_sent(
+        text_schema(commands.MAX_WORKDIR_CHARS), "", "An absolute path on the node; empty: the run's own directory."
+    )
+    variables = as_sent(
+        {
+            "type": "object",
+            "additionalProperties": text_schema(commands.MAX_VALUE_CHARS),
+            "maxProperties": commands.MAX_VARIABLES,
+        },
+        dict,
+        "Environment variables, {NAME: value}; names are letters, digits and _, not starting with a digit. Values of "
+        "names holding TOKEN, KEY, SECRET, PASSWORD, PASSWD or CREDENTIAL are never shown after the launch.",
+    )
+    setup = as_sent(
+        text_schema(commands.MAX_SETUP_CHARS),
+        "",
+        f"Commands run first in the same environment and directory; at most {commands.MAX_SETUP_LINES} lines.",
+    )
+    env_kind = as_sent(
+        {"type": "string", "enum": list(environments.names())}, "fleet", "Where the command runs: its environment."
+    )
+    env_ref = as_sent(
+        text_schema(commands.MAX_REF_CHARS),
+        "",
+        "The environment's path on the node (a venv or conda env) or its image; empty for the fleet's own.",
     )
 
     def to_request(self, user) -> LaunchRequest:

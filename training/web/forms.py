@@ -1,5 +1,7 @@
 """The launch and sweep forms: parse what the browser sent, then check it like every other launch."""
 
+import shlex
+
 from django import forms
 from django.conf import settings
 from django.utils import timezone
@@ -8,13 +10,14 @@ from fleet.localtime import when
 from inventory.models import GPU, GPUModel, Node, Project
 from reservations.choices import ReservationStatus
 from reservations.models import Reservation
-from training import strategies
+from training import environments, strategies
 from training.choices import SweepMetric, SweepMode
 from training.launching.launch import LaunchRequest, check_launch
 from training.launching.params import LAUNCH_DEFAULTS
-from training.models import SCRIPT
+from training.models import COMMAND, SCRIPT
 from training.profiling import options as profile_options
 from training.sweeps.search import SweepRequest, check_sweep, parse_values
+from training.variables import SECRET_MASK, looks_secret
 from training.workloads import WORKLOADS
 from training.workloads.hyperparams import OPTIMIZERS
 
@@ -69,7 +72,63 @@ class PlacementMixin:
             self.add_error(name if name in self.fields else None, message)
 
 
+PRESET = "preset"
+MODES = [(PRESET, "A preset workload"), (COMMAND, "My own command")]
+# The launch's field names for the command, as the form shows them (one text box for a list or a shell line).
+COMMAND_ERRORS = {"shell_line": "command"}
+
+
+def text_area(rows: int, placeholder: str) -> forms.Textarea:
+    return forms.Textarea(attrs={"rows": rows, "placeholder": placeholder, "spellcheck": "false"})
+
+
+def lines(text: str) -> str:
+    """A text box's value with the browser's CRLF line ends as the node's shell expects them."""
+    return text.replace("\r\n", "\n")
+
+
+def split_command(text: str, as_shell: bool) -> tuple[list[str] | None, str, str | None]:
+    """(argument list, shell line, problem) from the command box: split as a POSIX shell would, or kept whole."""
+    if as_shell:
+        return None, text.strip(), None
+    try:
+        return shlex.split(text), "", None
+    except ValueError as error:
+        return (
+            None,
+            "",
+            f"The command cannot be split into words ({error}); close the quote, or run it as a shell line.",
+        )
+
+
+def parse_variables(text: str) -> tuple[dict[str, str], str | None]:
+    """NAME=value lines as a dict (blank lines skipped); the first problem as a sentence."""
+    variables: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        name, equals, value = line.partition("=")
+        name = name.strip()
+        if not equals:
+            return {}, f"Line {number}: write NAME=value, not {line.strip()[:60]!r}."
+        if name in variables:
+            return {}, f"Line {number}: {name} is set twice."
+        if value == SECRET_MASK:
+            return {}, f"Line {number}: type the value of {name} again; secret values are never shown."
+        variables[name] = value
+    return variables, None
+
+
+def variables_text(variables: dict[str, str]) -> str:
+    """A run's variables as the form's lines, secret-looking values left for the researcher to type again."""
+    return "\n".join(f"{name}={'' if looks_secret(name) else value}" for name, value in variables.items())
+
+
 class LaunchForm(PlacementMixin, forms.Form):
+    # Not required: a form posted without it (an older page, a script) launches a preset as before.
+    mode = forms.ChoiceField(
+        choices=MODES, initial=PRESET, required=False, widget=forms.RadioSelect, label="What to run"
+    )
     name = forms.CharField(max_length=100, required=False)
     project = forms.ModelChoiceField(queryset=Project.objects.none(), required=False)
     workload = forms.ChoiceField(choices=workload_choices)
@@ -109,38 +168,107 @@ class LaunchForm(PlacementMixin, forms.Form):
         label="Profile", choices=[("0", "rank 0"), ("all", "every rank")], initial="0", required=False
     )
 
+    command = forms.CharField(
+        required=False,
+        strip=False,
+        label="Command",
+        widget=text_area(2, "python train.py --config configs/base.yaml"),
+        help_text="Split into words as a shell would (quotes keep spaces), then run without a shell.",
+    )
+    as_shell = forms.BooleanField(required=False, label="Run it as a shell line (bash -lc), with pipes, && and $VARS")
+    env_kind = forms.ChoiceField(choices=environments.choices, initial="fleet", required=False, label="Environment")
+    env_ref = forms.CharField(
+        required=False,
+        label="Path or image",
+        help_text="A venv's or conda env's path on the node, or an image.",
+        widget=forms.TextInput(attrs={"list": "env-refs", "autocomplete": "off", "spellcheck": "false"}),
+    )
+    workdir = forms.CharField(
+        required=False, label="Working directory", help_text="An absolute path on the node; empty: the run's own."
+    )
+    variables = forms.CharField(
+        required=False,
+        strip=False,
+        label="Environment variables",
+        widget=text_area(3, "WANDB_MODE=offline\nHF_TOKEN=…"),
+        help_text="One NAME=value a line. Values of names with TOKEN, KEY, SECRET or PASSWORD are never shown again.",
+    )
+    setup = forms.CharField(
+        required=False,
+        strip=False,
+        label="Setup",
+        widget=text_area(3, "pip install -r requirements.txt"),
+        help_text="Runs first, in the same environment and directory; if it fails, the command never starts.",
+    )
+
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         self.setup_placement(user)
         self.fields["booking"].choices = [("", "none: run now"), *my_bookings(user)]
         self.plan = None
 
+    @property
+    def command_mode(self) -> bool:
+        return self["mode"].value() == COMMAND
+
     def clean(self):
         data = super().clean()
         if self.errors:
             return data
+        if data["mode"] == COMMAND:
+            return self.check_command(data)
         workload = data["workload"]
         taken = (
             WORKLOADS[workload].params if workload in WORKLOADS else ("epochs", "batch_size", "lr", "optimizer", "seed")
         )
         request = LaunchRequest(
-            user=self.user,
+            **self.placement(data),
             workload=workload,
-            strategy=data["strategy"],
-            name=data["name"],
-            project=data["project"],
             script=data["script"] if workload == SCRIPT else "",
-            gpus=list(data["gpus"]),
-            node=data["node"],
-            processes=data["processes"] or None,
             hyperparameters={name: data[name] for name in taken if data.get(name) not in (None, "")},
-            override=data["override"],
-            booking=data["booking"] or None,
             profiler=self.profiler_options(data),
         )
         self.plan, errors = check_launch(request)
         self.add_errors({("profile" if name == "profiler" else name): message for name, message in errors.items()})
         return data
+
+    def check_command(self, data: dict) -> dict:
+        """Command mode: the command box split (or kept as a shell line) and the variables read, then the launch's
+        own checks; no hyperparameters and no profiler."""
+        command, shell_line, problem = split_command(lines(data["command"]), data["as_shell"])
+        variables, bad_lines = parse_variables(data["variables"])
+        local = {"command": problem, "variables": bad_lines}
+        if any(local.values()):
+            self.add_errors({name: message for name, message in local.items() if message})
+            return data
+        request = LaunchRequest(
+            **self.placement(data),
+            workload=COMMAND,
+            command=command,
+            shell_line=shell_line,
+            workdir=data["workdir"].strip(),
+            variables=variables,
+            setup=lines(data["setup"]),
+            env_kind=data["env_kind"] or "fleet",
+            env_ref=data["env_ref"].strip(),
+        )
+        self.plan, errors = check_launch(request)
+        self.add_errors({COMMAND_ERRORS.get(name, name): message for name, message in errors.items()})
+        return data
+
+    def placement(self, data: dict) -> dict:
+        """What every launch takes besides its workload: who, where, how many processes, which booking."""
+        return dict(
+            user=self.user,
+            strategy=data["strategy"],
+            name=data["name"],
+            project=data["project"],
+            gpus=list(data["gpus"]),
+            node=data["node"],
+            processes=data["processes"] or None,
+            override=data["override"],
+            booking=data["booking"] or None,
+        )
 
     @staticmethod
     def profiler_options(data: dict) -> dict | None:

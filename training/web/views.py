@@ -1,6 +1,7 @@
 """Run pages: the list, the launch form, a run live, cancel, comparison, sweeps."""
 
 import json
+import shlex
 
 from django.conf import settings
 from django.contrib import messages
@@ -12,14 +13,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from fleet.localtime import in_local_time
-from inventory.models import GPU
+from inventory.models import GPU, Node
 from monitoring.health.models import BurnIn
-from training import run_cost, strategies
+from training import environments, run_cost, strategies
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus
 from training.launching.launch import launch
 from training.launching.resume_run import ResumeRefused, resume
-from training.models import Run, RunLog, RunMetric
+from training.models import COMMAND, Run, RunLog, RunMetric
 from training.profiling import downloads, tables
 from training.run_files import artifacts, retention
 from training.serializers import (
@@ -31,9 +32,10 @@ from training.serializers import (
 )
 from training.sweeps.placing import cancel_sweep
 from training.sweeps.search import launch_sweep
-from training.web import efficiency, env_diff
+from training.variables import shown
+from training.web import efficiency, env_diff, node_environments
 from training.web.access import can_change, visible_run_or_404, visible_runs, visible_sweeps
-from training.web.forms import HYPERPARAMETERS, LaunchForm, SweepForm
+from training.web.forms import HYPERPARAMETERS, LaunchForm, SweepForm, variables_text
 from training.web.gpu_picker import gpu_rows, history_per_epoch
 from training.workloads import WORKLOADS, measures
 
@@ -83,11 +85,28 @@ def initial_from(request) -> dict:
         return {}
     initial = {"name": run.name, "project": run.project_id, "workload": run.workload, "script": run.script}
     initial.update(strategy=run.strategy, processes=run.processes, gpus=list(run.gpus.values_list("pk", flat=True)))
+    if run.workload == COMMAND:
+        initial.update(command_initial(run))
     if run.profiler:
         initial.update(
             profile=True, **{f"profile_{key}": value for key, value in run.profiler.items() if key != "kind"}
         )
     return {**initial, **run.hyperparameters}
+
+
+def command_initial(run: Run) -> dict:
+    """Command mode filled with a command run's fields (its secret values are left for the owner to type again)."""
+    return {
+        "mode": COMMAND,
+        "workload": next(iter(WORKLOADS)),
+        "command": run.shell_line or shlex.join(run.command),
+        "as_shell": bool(run.shell_line),
+        "env_kind": run.env_kind,
+        "env_ref": run.env_ref,
+        "workdir": run.workdir,
+        "variables": variables_text(run.variables),
+        "setup": run.setup,
+    }
 
 
 def launch_context(request, form) -> dict:
@@ -100,6 +119,11 @@ def launch_context(request, form) -> dict:
         "workload_defaults": {name: spec.defaults for name, spec in WORKLOADS.items()},
         "history": history_per_epoch(),
         "process_per_gpu": {name: strategies.get(name).process_per_gpu for name in strategies.STRATEGIES},
+        "environments": {
+            "offered": node_environments.offered(),
+            "needs_ref": {name: environments.get(name).needs_ref for name in environments.names()},
+            "host_of_node": {str(pk): hostname for pk, hostname in Node.objects.values_list("pk", "hostname")},
+        },
     }
 
 
@@ -123,6 +147,7 @@ def run_detail(request, pk: int):
         "measures": data["measures"],
         "burnins": run_burnins(run),
         "environment": environment_rows(run),
+        "program": program_facts(run),
         "data": json.loads(json.dumps(data, default=str)),
         "can_change": can_change(request.user, run),
         "cost": run_cost.run_cost(run),
@@ -139,6 +164,22 @@ def run_detail(request, pk: int):
         "resumes": list(run.resumes.order_by("pk").values_list("pk", flat=True)),
     }
     return render(request, "training/run.html", context)
+
+
+def program_facts(run: Run) -> dict | None:
+    """What a run ran, as its page shows it: the command (or the shell line), where, and its variables with
+    secret-looking values masked. None for a run that names no command of its own."""
+    if not (run.command or run.shell_line):
+        return None
+    return {
+        "command": run.shell_line or shlex.join(run.command),
+        "is_shell": bool(run.shell_line),
+        "environment": environments.get(run.env_kind).label if run.env_kind in environments.names() else run.env_kind,
+        "env_ref": run.env_ref,
+        "workdir": run.workdir,
+        "setup": run.setup,
+        "variables": sorted(shown(run.variables).items()),
+    }
 
 
 def run_burnins(run: Run):
@@ -177,10 +218,7 @@ def environment_rows(run: Run) -> list[tuple[str, object]]:
     """The run's environment record, best-known keys first, without the hyperparameters it repeats."""
     skip = {*run.hyperparameters, "workload", "strategy"}
     record = {key: value for key, value in run.environment.items() if key not in skip}
-    if isinstance(record.get("packages"), dict):
-        record["packages"] = f"{len(record['packages'])} installed (torch {record['packages'].get('torch', 'N/A')})"
-    if isinstance(record.get("command"), list):
-        record["command"] = " ".join(map(str, record["command"]))
+    record = {key: record_value(key, value) for key, value in record.items()}
     if record.get("torch") and "cuda" in record and record["cuda"] is None:
         # A torch built without CUDA is a CPU build, not a missing fact.
         record["cuda"] = CPU_BUILD
@@ -188,6 +226,21 @@ def environment_rows(run: Run) -> list[tuple[str, object]]:
             record["cudnn"] = CPU_BUILD
     first = [(key, record.pop(key)) for key in ENVIRONMENT_ORDER if key in record]
     return first + sorted(record.items())
+
+
+def record_value(key: str, value):
+    """One value of an environment record as text (static/js/run.js writes live updates the same way)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if key == "packages" and isinstance(value, dict):
+        return f"{len(value)} installed (torch {value.get('torch') or 'N/A'})"
+    if key == "packages" and isinstance(value, list):
+        return f"{len(value)} installed"
+    if key == "command" and isinstance(value, list):
+        return shlex.join(map(str, value))
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True)
+    return value
 
 
 @require_POST

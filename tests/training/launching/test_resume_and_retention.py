@@ -148,3 +148,19 @@ def test_a_burn_in_is_a_measurement_and_is_never_resumed(cast, quiet_node):
 
     assert answer.status_code == 409 and "A burn-in is a measurement" in answer.json()["detail"]
     assert Run.objects.count() == 1
+
+
+def test_a_command_run_resumes_with_its_command_environment_and_variables(cast, quiet_node):
+    fields = dict(shell_line="python train.py --resume", workdir="/srv/lab", variables={"MODE": "x"}, setup="true")
+    plan, errors = check_launch(
+        LaunchRequest(user=cast["owner"], workload="command", gpus=gpus_of(quiet_node, 1), **fields)
+    )
+    assert not errors, errors
+    ended = ended_with_checkpoint(launch(plan))
+
+    answer = api_for(cast["owner"]).post(f"/api/runs/{ended.pk}/resume/")
+
+    assert answer.status_code == 201, answer.json()
+    resumed = Run.objects.get(pk=answer.json()["id"])
+    assert {name: getattr(resumed, name) for name in fields} == fields
+    assert (resumed.workload, resumed.command, resumed.env_kind) == ("command", [], "fleet")
