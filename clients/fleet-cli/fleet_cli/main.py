@@ -32,9 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return USAGE
-    if command is not None and (args.name != "run" or not command):
-        what = "nothing after --: give the command to run" if args.name == "run" else "only fleet run takes --"
-        parser.exit(USAGE, f"fleet {args.name}: {what} (see fleet {args.name} --help)\n")
+    if command is not None and (args.command_name != "run" or not command):
+        what = "nothing after --: give the command to run" if args.command_name == "run" else "only fleet run takes --"
+        parser.exit(USAGE, f"fleet {args.command_name}: {what} (see fleet {args.command_name} --help)\n")
     args.command = command
     return dispatch(args)
 
@@ -49,7 +49,7 @@ def dispatch(args) -> int:
     try:
         result = getattr(import_module(f".{module}", __package__), function)(args)
     except (Refused, NotLoggedIn) as refused:
-        print(f"fleet {args.name}: {refused}", file=sys.stderr)
+        print(f"fleet {args.command_name}: {refused}", file=sys.stderr)
         return REFUSED
     except KeyboardInterrupt:
         print(file=sys.stderr)
@@ -85,7 +85,7 @@ def build() -> Parser:
 
     def command(name: str, handler: str, help: str, output: bool = False) -> Parser:
         sub = commands.add_parser(name, help=help, description=help, parents=[json_out] if output else [])
-        sub.set_defaults(handler=handler, name=name)
+        sub.set_defaults(handler=handler, command_name=name)
         return sub
 
     add_auth(command)
