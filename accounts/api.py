@@ -1,4 +1,6 @@
-"""`POST /api/token/`: a script trades a username and password for a new named API token (shown once)."""
+"""`POST /api/token/`: a script trades a username and password for a new named API token (shown once);
+`/api/token/current/` says whose the calling token is (GET) and revokes it (DELETE), for a command line's
+whoami and logout."""
 
 from django.contrib.auth import authenticate
 from django.contrib.auth.decorators import login_not_required
@@ -8,7 +10,8 @@ from rest_framework import exceptions, permissions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.tokens import MAX_EXPIRY_DAYS, issue
+from accounts.models import ApiToken
+from accounts.tokens import MAX_EXPIRY_DAYS, issue, revoke
 
 
 class WrongCredentials(exceptions.APIException):
@@ -50,3 +53,40 @@ class TokenCreateView(APIView):
         body = {"token": key, "name": token.name, "prefix": token.prefix, "created": token.created}
         body["expires_at"] = token.expires_at
         return Response(NewTokenSerializer(body).data, status=status.HTTP_201_CREATED)
+
+
+class CurrentTokenSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    is_staff = serializers.BooleanField()
+    name = serializers.CharField(help_text="The token's name.")
+    prefix = serializers.CharField()
+    created = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+
+
+class NoToken(exceptions.APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = "This request was not signed with an API token; send Authorization: Token <key>."
+    default_code = "no_token"
+
+
+class CurrentTokenView(APIView):
+    """The token this request was signed with: whose it is, and revoking it (a command line's logout)."""
+
+    @extend_schema(responses=CurrentTokenSerializer)
+    def get(self, request):
+        token = self._token(request)
+        body = {"username": request.user.get_username(), "is_staff": request.user.is_staff, "name": token.name}
+        body.update(prefix=token.prefix, created=token.created, expires_at=token.expires_at)
+        return Response(CurrentTokenSerializer(body).data)
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request):
+        revoke(self._token(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @staticmethod
+    def _token(request) -> ApiToken:
+        if not isinstance(request.auth, ApiToken):
+            raise NoToken()
+        return request.auth

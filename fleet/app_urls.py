@@ -15,5 +15,6 @@ urlpatterns = [
     path("settings/tokens/", token_views.tokens_page, name="tokens"),
     path("settings/tokens/<int:pk>/revoke/", token_views.token_revoke, name="token_revoke"),
     path("api/token/", token_api.TokenCreateView.as_view(), name="api-token"),
+    path("api/token/current/", token_api.CurrentTokenView.as_view(), name="api-token-current"),
     path("", include("reservations.urls")),
 ]

@@ -15,6 +15,7 @@ ENDPOINTS = {
     "gpu": "/api/gpus/{uuid}/",
     "node_burnin": "/api/nodes/{hostname}/burnin/",
     "token": "fleet:api-token",
+    "token_current": "fleet:api-token-current",
     "reservations": "fleet:api-reservations",
     "holders": "fleet:api-holders",
     "find": "fleet:api-find",

@@ -111,6 +111,20 @@ def test_the_token_endpoint_refuses_a_wrong_password(cast):
     assert not ApiToken.objects.exists()
 
 
+def test_a_token_says_whose_it_is_and_revokes_itself_alone(client, cast):
+    token, key = issue(cast["owner"], "laptop")
+    other = issue(cast["owner"], "ci")[1]
+    me = api_client(key).get("/api/token/current/")
+    assert me.status_code == 200 and me.json()["username"] == "alice" and me.json()["name"] == "laptop"
+
+    assert api_client(key).delete("/api/token/current/").status_code == 204
+
+    assert api_client(key).get(FLEET_API).json()["detail"] == "Token revoked."
+    assert api_client(other).get("/api/token/current/").json()["name"] == "ci"
+    client.force_login(cast["owner"])
+    assert client.delete("/api/token/current/").status_code == 400  # a session has no token to revoke
+
+
 def test_an_admin_makes_a_token_for_a_user_and_sees_its_key_once(client, cast):
     client.force_login(cast["admin"])
     body = {"user": cast["teammate"].pk, "name": "cluster job", "expires_in_days": "90"}
