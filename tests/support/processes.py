@@ -4,8 +4,10 @@ import os
 import subprocess
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
+import psutil
 from django.conf import settings
 from django.db import connection
 
@@ -13,6 +15,8 @@ from fleet import serving
 from fleet.embedded import free_port
 
 BASE_DIR = Path(settings.BASE_DIR)
+# Each process the tests start names its database sessions (libpq's PGAPPNAME) with this and its own suffix.
+SESSION_NAME_PREFIX = "fleet-test-"
 
 
 def database_url_for_processes() -> str:
@@ -35,6 +39,7 @@ def process_environment(**extra: str) -> dict:
         SECRET_KEY=settings.SECRET_KEY,
         DEBUG="0",
         PYTHONUNBUFFERED="1",
+        PGAPPNAME=f"{SESSION_NAME_PREFIX}{uuid.uuid4().hex[:12]}",
     )
     env.update(extra)
     return env
@@ -80,13 +85,32 @@ class ServerProcess:
 
 
 def wait_for_other_sessions_to_end(timeout_s: float = 10.0) -> None:
-    """A stopped process's database session ends a moment later; the test database can only be dropped then."""
+    """A stopped process's database sessions end a moment later; the test database can only be dropped then.
+
+    Sessions of test processes still running (the session's web server) are not waited for: each process the
+    tests start names its sessions (process_environment), and a name whose process lives is left alone.
+    """
     deadline = time.monotonic() + timeout_s
     with connection.cursor() as cursor:
         while time.monotonic() < deadline:
             cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                "SELECT application_name FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
-            if cursor.fetchone()[0] == 0:
+            names = {name for (name,) in cursor.fetchall()}
+            if not names or names <= running_session_names():
                 return
             time.sleep(0.1)
+
+
+def running_session_names() -> set[str]:
+    """The session names of the test processes alive now (a zombie has ended)."""
+    names = set()
+    for process in psutil.process_iter():
+        try:
+            name = process.environ().get("PGAPPNAME", "")
+        except psutil.Error:
+            continue
+        if name.startswith(SESSION_NAME_PREFIX):
+            names.add(name)
+    return names
