@@ -20,6 +20,19 @@ pytestmark = pytest.mark.timeout(900)
 # The digits CNN in a configuration that reaches 95 % held-out accuracy as DDP over two ranks.
 DIGITS = {"epochs": 8, "batch_size": 32, "lr": 0.003, "optimizer": "adam", "seed": 0}
 CUT_S = 12.0
+# A researcher's own DDP script: gloo, both ranks meet, each says where it ran in one write.
+OWN_DDP_SCRIPT = """\
+import os
+import torch
+import torch.distributed as dist
+dist.init_process_group("gloo")
+assert os.environ["WORLD_SIZE"] == "2" and dist.get_world_size() == 2
+total = torch.tensor([dist.get_rank() + 1.0])
+dist.all_reduce(total)
+said = f"rank {dist.get_rank()} of {os.environ['WORLD_SIZE']} on {os.environ['FLEET_NODE']}: sum {total.item():g}\\n"
+os.write(1, said.encode())
+dist.destroy_process_group()
+"""
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +75,25 @@ def test_a_ddp_run_across_the_two_hosts_reaches_its_accuracy(hosts):
     assert parts == [(0, hosts.hostnames["a"], "exited", 0), (1, hosts.hostnames["b"], "exited", 0)]
     for key in ("a", "b"):
         assert f"run {run['id']}: started" in hosts.node_worker(key).text()
+
+
+def test_my_own_ddp_script_spans_the_two_hosts_through_the_fleets_torchrun(hosts, tmp_path):
+    wait_until(lambda: online_with_gpus(hosts), 60, "both nodes online with their GPUs")
+    (tmp_path / "ddp.py").write_text(OWN_DDP_SCRIPT)
+    gpus = [gpu_uuids(hosts, "a")[0], gpu_uuids(hosts, "b")[0]]
+
+    launched = hosts.api.launch(
+        workload="command", strategy="ddp", gpus=gpus, processes=1, command=["python", "ddp.py"], workdir=str(tmp_path)
+    )
+    run = hosts.api.wait_run(launched["id"], {"succeeded", "failed", "lost", "cancelled"}, timeout_s=180)
+
+    assert run["status"] == "succeeded", run["error"]
+    lines = [entry["line"] for entry in hosts.api.get(f"/api/runs/{run['id']}/logs/")]
+    said = sorted(line.split("]:")[-1].strip() for line in lines if ": sum " in line)
+    a, b = hosts.hostnames["a"], hosts.hostnames["b"]
+    assert said == [f"rank 0 of 2 on {a}: sum 3", f"rank 1 of 2 on {b}: sum 3"], lines
+    assert run["rendezvous"].rsplit(":", 1)[0] == hosts.node("a").address
+    assert run["environment"]["command"][1:3] == ["-m", "torch.distributed.run"]
 
 
 def stored_samples(cluster: Cluster, key: str) -> dict[str, tuple[int, int, int]]:

@@ -23,6 +23,7 @@ from monitoring.alerts.rules.idle.rule import IdleProcessRule
 from monitoring.costs.models import UsageHour
 from monitoring.costs.rollup import rollup_usage
 from monitoring.storage.models import GPUState
+from reservations.booking import BookingRequest, book
 from reservations.models import Reservation, ReservationEvent
 from reservations.watch import watch_reservations
 from tests.conftest import log_in
@@ -30,6 +31,7 @@ from tests.support.node_workers import NodeWorker, unique_hostname
 from tests.support.processes import BASE_DIR, process_environment
 from tests.training.conftest import end_every_run, start_run, wait_for, wait_until
 from training.choices import RunStatus
+from training.launching.launch import LaunchRequest, check_launch, launch
 from training.models import Run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -179,3 +181,31 @@ def test_an_idle_stall_of_a_run_alerts_its_owner_and_a_false_claim_is_not_believ
     wait_until(idle_finding, 180, "an idle alert for the stalled run")
     finding = idle_finding()
     assert finding.owner_id == cast["owner"].pk and finding.details["run_id"] == run.pk
+
+
+def test_my_own_command_on_my_booking_makes_it_used_and_nobody_squats(simulated_node, cast, tmp_path):
+    gpu = simulated_node[0]
+    [booking] = book(
+        BookingRequest(user=cast["owner"], gpus=[gpu], start=timezone.now(), end=timezone.now() + timedelta(hours=2))
+    )
+    # bash starts the program (it does not exec it: a line follows), so the GPU's process is the shell's child.
+    line = "python -c 'import time; print(\"up\", flush=True); time.sleep(600)'; echo done"
+    request = LaunchRequest(
+        user=cast["owner"], workload="command", shell_line=line, booking=str(booking.booking), workdir=str(tmp_path)
+    )
+    plan, errors = check_launch(request)
+    assert not errors, errors
+    run = wait_for(launch(plan), RunStatus.RUNNING)
+
+    def python_reported():
+        process = run_process(gpu, run.pk)
+        return process is not None and process["name"].startswith("python")
+
+    wait_until(python_reported, 90, "the command's python process in its GPU's reported state")
+    assert [process["run"] for process in processes_on(gpu)] == [run.pk]  # bash, its parent, is not a GPU process
+
+    report = watch_reservations()
+    booking.refresh_from_db()
+    assert booking.first_used_at is not None and report.first_used == 1
+    assert report.squatting == []
+    assert not ReservationEvent.objects.filter(kind="squatting").exists()

@@ -62,6 +62,15 @@ class Environment:
         """The argument list the node worker runs (a container kind wraps ``argv`` in its runtime)."""
         return argv
 
+    def client_env(self, env: dict[str, str]) -> dict[str, str]:
+        """The environment the wrapped argument list starts with (a container runtime's client: without the
+        run's tag, which only the processes inside carry)."""
+        return env
+
+    def clear(self, started: Started) -> None:
+        """Before each start of the share's command: remove what an earlier start of it left (a container of the
+        same name, whose name the new one needs). Nothing to do for a process on the node itself."""
+
     def stop(self, started: Started, grace_s: float) -> None:
         """After the node worker signalled the command's process tree: end what lives outside it (a container
         is stopped, then removed). Nothing to do for a process on the node itself."""

@@ -4,10 +4,10 @@ The node worker runs ``wrap()``'s argument list instead of the command: ``<runti
 GPUs, its OS account as the user, its working directory and the admin's data paths bind-mounted at the
 same paths, the host's network (torchrun's rendezvous and NCCL reach the other nodes as from the host),
 and a name made from the run and the node's rank, so ``stop()`` can stop and remove it after the node
-worker signalled the runtime's client. Variables pass by name only (``--env NAME``): the runtime copies
-each value from its own environment, so no value is on a command line or in ``ps``. FLEET_RUN_ID reaches
-the process inside, which the host sees with its own pid: the agent tells it is the run's as it does any
-other process of the run. docs/runs.md, Containers.
+worker signalled the runtime's client. Variables pass by name (``--env NAME``): the runtime copies each
+value from its own environment, so no value is on a command line or in ``ps``. FLEET_RUN_ID alone is given
+by value and kept from the client: the process inside, which the host sees with its own pid, is the run's
+to the agent as any other process of the run is, and the client is not. docs/runs.md, Containers.
 """
 
 from __future__ import annotations
@@ -29,10 +29,12 @@ MAX_IMAGE_CHARS = 255
 IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@-]*\Z")
 RUNTIME_TIMEOUT_S = 60.0  # an inspect, a listing or a removal; a stop gets its grace on top
 
+# The run's tag, given inside by value (a run id is no secret): the runtime's client does not carry it, so
+# the agent never takes the client, which holds no GPU, for one of the run's processes.
+RUN_TAG = "FLEET_RUN_ID"
 # The fleet's variables a process inside sees, passed by name like the run's own; a name the node worker
 # did not set is skipped by the runtime. PATH, HOME and the fleet's PYTHONPATH stay the image's own.
 FLEET_VARIABLES = (
-    "FLEET_RUN_ID",
     "FLEET_NODE",
     "FLEET_NODE_RANK",
     "FLEET_STRATEGY",
@@ -140,7 +142,7 @@ class Image(Environment):
             *self.run_options(started),
             *self.mounts(started),
             *self.gpus(started),
-            *self.variables(started),
+            *self.env_options(started),
             started.ref,
             *argv,
         ]
@@ -172,16 +174,26 @@ class Image(Environment):
             return ["--gpus", '"device=' + ",".join(str(index) for index in started.gpu_indexes) + '"']
         return [option for index in started.gpu_indexes for option in ("--device", f"nvidia.com/gpu={index}")]
 
-    def variables(self, started: Started) -> list[str]:
+    def env_options(self, started: Started) -> list[str]:
         names = dict.fromkeys([*FLEET_VARIABLES, *sorted(started.variables)])
-        options = []
+        names.pop(RUN_TAG, None)
+        options = ["--env", f"{RUN_TAG}={started.run_id}"]
         if settings.RUN_CONTAINER_GPUS and started.gpu_indexes:
             # Inside, the run's GPUs are the only ones and CUDA numbers them from 0.
-            names.pop("CUDA_VISIBLE_DEVICES")
+            names.pop("CUDA_VISIBLE_DEVICES", None)
             options += ["--env", "CUDA_VISIBLE_DEVICES=" + ",".join(map(str, range(len(started.gpu_indexes))))]
         for name in names:
             options += ["--env", name]
         return options
+
+    def client_env(self, env: dict[str, str]) -> dict[str, str]:
+        return {name: value for name, value in env.items() if name != RUN_TAG}
+
+    def clear(self, started: Started) -> None:
+        # A node worker that died mid-run leaves its container behind; the same share started again (or its
+        # setup step's container still being removed) would find the name taken.
+        name = container_name(started)
+        self.quietly(name, ["rm", "-f", "-t", "0", name], RUNTIME_TIMEOUT_S)
 
     def stop(self, started: Started, grace_s: float) -> None:
         name = container_name(started)

@@ -228,7 +228,7 @@ def prepare(run: Run, part: RunNode, addrs: list[str]) -> Prepared:
         setup = kind.wrap(setup_argv(run), started) if run.setup else []
     except EnvironmentRefused as refused:
         raise CommandRefused(str(refused)) from None
-    return Prepared(wrapped, env, cwd, account, kind, started, setup)
+    return Prepared(wrapped, kind.client_env(env), cwd, account, kind, started, setup)
 
 
 def working_dir(run: Run, part: RunNode, output_dir) -> str:
@@ -245,6 +245,7 @@ def start_group(
     run: Run, part: RunNode, prepared: Prepared, argv: list[str] | None = None, record=True
 ) -> ProcessGroup:
     """Start ``argv`` (default: the share's command) as the share's process group; ``record`` writes its record."""
+    prepared.kind.clear(prepared.started)
     group = ProcessGroup(argv or prepared.argv, prepared.env, prepared.cwd, prepared.starts_as)
     fields = {"status": RunNodeStatus.RUNNING, "pid": group.pid}
     if record:

@@ -2,7 +2,6 @@
 
 import json
 import os
-import shutil
 import subprocess
 import time
 import uuid
@@ -11,54 +10,23 @@ from pathlib import Path
 import pytest
 
 from monitoring.agent.localruns import LocalRuns, read_environ
+from tests.support.containers import IMAGE, import_image, make_podman, remove_everything
 from training import environments
 from training.environments.base import Started
 from training.environments.container import ContainerError, Image, container_name
 
-IMAGE = "localhost/fleet-test/busybox:1"
-APPLETS = ("sh", "echo", "sleep", "cat", "env", "id", "pwd", "true")
-
 
 @pytest.fixture(scope="module")
 def podman(tmp_path_factory):
-    """podman with the test's own configuration and storage, and the test image imported once.
-
-    Debian's podman defaults to crun and systemd cgroups, which fail on this kernel's cgroups; runc with
-    cgroupfs works. The storage is the test's own, so nothing here meets another test's images.
-    """
-    if shutil.which("podman") is None or shutil.which("runc") is None:
-        pytest.fail("podman and runc are not installed: run `make podman`")
-    busybox = Path("/bin/busybox")
-    if subprocess.run(["dpkg", "-s", "busybox-static"], capture_output=True).returncode != 0:
-        pytest.fail("the test image needs Debian's busybox-static: run `make podman`")
+    """podman with the test's own configuration and storage, and the test image imported once."""
     root = tmp_path_factory.mktemp("podman")
-    events = "journald" if Path("/run/systemd/journal/socket").exists() else "file"
-    (root / "containers.conf").write_text(
-        "[containers]\ndefault_ulimits = []\n"
-        f'[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\nevents_logger = "{events}"\n'
-    )
-    (root / "storage.conf").write_text(
-        f'[storage]\ndriver = "overlay"\ngraphroot = "{root}/graph"\nrunroot = "{root}/run"\n'
-    )
+    configured = make_podman(root)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CONTAINERS_CONF", str(root / "containers.conf"))
-        patch.setenv("CONTAINERS_STORAGE_CONF", str(root / "storage.conf"))
-        tarball = build_rootfs(root, busybox)
-        subprocess.run(["podman", "import", "-q", str(tarball), IMAGE], check=True, capture_output=True, timeout=120)
+        for name, value in configured.env.items():
+            patch.setenv(name, value)
+        import_image(root)
         yield root
-        subprocess.run(["podman", "rm", "-a", "-f"], capture_output=True, timeout=120)
-        subprocess.run(["podman", "rmi", "-a", "-f"], capture_output=True, timeout=120)
-
-
-def build_rootfs(root: Path, busybox: Path) -> Path:
-    rootfs = root / "rootfs"
-    (rootfs / "bin").mkdir(parents=True)
-    shutil.copy2(busybox, rootfs / "bin" / "busybox")
-    for applet in APPLETS:
-        (rootfs / "bin" / applet).symlink_to("busybox")
-    tarball = root / "rootfs.tar"
-    subprocess.run(["tar", "-C", str(rootfs), "-cf", str(tarball), "."], check=True)
-    return tarball
+        remove_everything()
 
 
 @pytest.fixture
@@ -85,14 +53,16 @@ def started(tmp_path, **changes) -> Started:
 
 def fleet_env(share: Started, node: str, **variables: str) -> dict:
     """What the node worker gives the runtime's client: its environment, the fleet's variables, the run's."""
-    return {
-        **os.environ,
-        "FLEET_RUN_ID": str(share.run_id),
-        "FLEET_NODE": node,
-        "FLEET_NODE_RANK": str(share.node_rank),
-        "CUDA_VISIBLE_DEVICES": ",".join(map(str, share.gpu_indexes)),
-        **variables,
-    }
+    return environments.get("image").client_env(
+        {
+            **os.environ,
+            "FLEET_RUN_ID": str(share.run_id),
+            "FLEET_NODE": node,
+            "FLEET_NODE_RANK": str(share.node_rank),
+            "CUDA_VISIBLE_DEVICES": ",".join(map(str, share.gpu_indexes)),
+            **variables,
+        }
+    )
 
 
 def leftovers(share: Started) -> list[int]:
@@ -157,8 +127,10 @@ class TestWrap:
         assert pairs(argv, "-v") == [f"{tmp_path}:{tmp_path}", "/srv/datasets:/srv/datasets"]
         assert argv[-5:] == [IMAGE, "python", "train.py", "--lr", "0.1"]
         env = pairs(argv, "--env")
-        for name in ("FLEET_RUN_ID", "FLEET_NODE", "FLEET_NODE_RANK", "CUDA_VISIBLE_DEVICES", "HF_TOKEN", "SEED"):
+        for name in ("FLEET_NODE", "FLEET_NODE_RANK", "CUDA_VISIBLE_DEVICES", "HF_TOKEN", "SEED"):
             assert name in env
+        # The run's tag by value (no secret): the client does not carry it, so it is never taken for the run's.
+        assert "FLEET_RUN_ID=42" in env and "FLEET_RUN_ID" not in env
         assert "hf_secret" not in " ".join(argv)
         assert "--device" not in argv and "--gpus" not in argv
 
@@ -216,9 +188,9 @@ class TestInPodman:
             containers.wrap(["sleep", "60"], share), env=fleet_env(share, node), stdout=subprocess.DEVNULL
         )
         try:
-            # The runtime's client carries the run's variables too (it passes them in); the command is inside.
-            [process] = wait_for(lambda: [p for p in run_processes(node) if p["name"] == "sleep"])
-            assert process["run"] == share.run_id
+            # The command inside is the run's process; the runtime's client, which holds no GPU, is not.
+            [process] = wait_for(lambda: run_processes(node))
+            assert process["run"] == share.run_id and process["name"] == "sleep"
             environ = read_environ(f"/proc/{process['pid']}/environ")
             assert environ["FLEET_RUN_ID"] == str(share.run_id)
             assert process["pid"] not in descendants(client.pid)  # conmon's, not the client's: only stop() ends it

@@ -2,8 +2,11 @@
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
+from django.conf import settings
 
 from tests.training.conftest import gpus_of
 from training import environments
@@ -112,3 +115,22 @@ def test_a_conda_envs_record_lists_its_packages_as_conda_exports_them(roots):
         "PATH": f"{conda}/bin:/usr/bin",
         "CONDA_PREFIX": str(conda),
     }
+
+
+def test_a_venvs_record_lists_its_packages_as_pip_freeze_does(roots, tmp_path):
+    helper = settings.BASE_DIR / "clients" / "gpu_fleet_events"
+    venv = roots[0] / "real"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", str(venv / "bin" / "python")]
+    # A package from a wheel built here: pip writes its URL and hash (PEP 610), and freeze shows them.
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)]
+    subprocess.run([*build, str(helper)], check=True, capture_output=True)
+    wheel = next(tmp_path.glob("gpu_fleet_events-*.whl"))
+    subprocess.run([*pip, "install", "-q", "--no-index", str(wheel)], check=True, capture_output=True)
+
+    record = environments.get("venv").record(str(venv))
+
+    frozen = subprocess.run([*pip, "freeze", "--all"], check=True, capture_output=True, text=True).stdout
+    assert record["packages"] == frozen.splitlines()
+    assert any(line.startswith("gpu-fleet-events @ file://") for line in record["packages"])
+    assert record["version"] == f"Python {sys.version.split()[0]}" and record["packages_by"] == "pip freeze"
