@@ -28,7 +28,7 @@ class TokenRequestSerializer(serializers.Serializer):
 
 
 class NewTokenSerializer(serializers.Serializer):
-    token = serializers.CharField(help_text="The key: send it as `Authorization: Token <key>`. Shown only here.")
+    token = serializers.CharField(help_text="The key: send it as `Authorization: Bearer <key>`. Shown only here.")
     name = serializers.CharField()
     prefix = serializers.CharField()
     created = serializers.DateTimeField()
@@ -66,7 +66,7 @@ class CurrentTokenSerializer(serializers.Serializer):
 
 class NoToken(exceptions.APIException):
     status_code = status.HTTP_400_BAD_REQUEST
-    default_detail = "This request was not signed with an API token; send Authorization: Token <key>."
+    default_detail = "This request was not signed with an API token; send Authorization: Bearer <key>."
     default_code = "no_token"
 
 

@@ -75,7 +75,7 @@ def quiet_4xx_warnings():
 
 def test_the_api_answers_every_generated_request_as_its_schema_says(cast, fleet_gpus):
     open_alert(owner=cast["owner"])
-    headers = {"Authorization": f"Token {token_of(cast['admin'])}"}
+    headers = {"Authorization": f"Bearer {token_of(cast['admin'])}"}
     failures: list[str] = []
     with keeping_the_test_connection(), quiet_4xx_warnings():
         schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application(), headers=headers)
