@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from accounts.models import ApiToken
 from accounts.tokens import MAX_EXPIRY_DAYS, issue, revoke
+from fleet.api.fields import StrictCharField
 
 
 class WrongCredentials(exceptions.APIException):
@@ -21,9 +22,9 @@ class WrongCredentials(exceptions.APIException):
 
 
 class TokenRequestSerializer(serializers.Serializer):
-    username = serializers.CharField(max_length=150)
-    password = serializers.CharField(max_length=4096, trim_whitespace=False, write_only=True)
-    name = serializers.CharField(max_length=100)
+    username = StrictCharField(max_length=150)
+    password = StrictCharField(max_length=4096, trim_whitespace=False, write_only=True)
+    name = StrictCharField(max_length=100)
     expires_in_days = serializers.IntegerField(min_value=1, max_value=MAX_EXPIRY_DAYS, required=False, allow_null=True)
 
 

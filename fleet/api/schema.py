@@ -5,6 +5,7 @@ import threading
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.openapi import AutoSchema
+from rest_framework.fields import CharField
 from rest_framework.permissions import AllowAny
 
 from fleet.api.errors import ErrorSerializer
@@ -46,6 +47,14 @@ class FleetAutoSchema(AutoSchema):
                 responses[code] = self._get_response_for_code(ErrorSerializer, code, direction=direction)
                 responses[code]["description"] = ERROR_REASONS[code]
         return responses
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        # DRF refuses "" for a CharField without allow_blank; say so, or a client sends "" and gets a 400.
+        if isinstance(field, CharField) and not field.allow_blank and schema.get("type") == "string":
+            if not field.read_only and "minLength" not in schema and "enum" not in schema:
+                schema["minLength"] = 1
+        return schema
 
     def error_codes(self) -> list[str]:
         codes = ["400"]  # every operation: a NUL or a lone surrogate in any parameter is refused

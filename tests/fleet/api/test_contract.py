@@ -219,3 +219,30 @@ def test_every_declared_query_parameter_is_taken(alice, schema):
         response = alice.get(path, {name: "" for name in names})
         unknown = set(response.json().get("errors", {})) - set(names)
         assert not unknown, (path, response.json())
+
+
+def test_the_schema_says_which_text_may_not_be_blank(schema):
+    token = component(schema, "#/components/schemas/TokenRequest")["properties"]
+    assert token["username"]["minLength"] == token["password"]["minLength"] == token["name"]["minLength"] == 1
+    assert component(schema, "#/components/schemas/Launch")["properties"]["workload"]["minLength"] == 1
+    health = schema["paths"]["/api/gpus/{uuid}/health/"]["get"]["parameters"]
+    days = next(p for p in health if p["name"] == "days")["schema"]
+    assert (days["minimum"], days["maximum"]) == (1, 90)
+
+
+def test_a_number_where_text_is_due_is_refused_by_name_and_nothing_is_stored(alice):
+    from monitoring.notify.transports.webhook.models import Webhook
+
+    response = alice.post("/api/webhooks/", {"name": 0, "url": "https://example.org/hook"}, format="json")
+    assert response.status_code == 400 and response.json()["errors"] == {"name": ["Give text (a JSON string)."]}
+    assert not Webhook.objects.exists()
+
+
+def test_list_filters_are_declared_on_lists_only_and_refused_elsewhere(admin, schema, cast):
+    for path, method, operation in operations(schema):
+        if path.endswith("}/") or method != "get":  # a detail, or an operation that is not a read
+            names = {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
+            assert not names & {"active", "status", "scope", "kind", "limit", "offset"}, (path, method, names)
+    silence = admin.post("/api/silences/", {"kind": "idle_process", "minutes": 5, "reason": "maintenance"}).json()
+    response = admin.get(f"/api/silences/{silence['id']}/?active=0.05")
+    assert response.status_code == 400 and "active" in response.json()["errors"]
