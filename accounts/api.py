@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from accounts.models import ApiToken
 from accounts.tokens import MAX_EXPIRY_DAYS, issue, revoke
+from fleet.api.fields import StrictCharField
 
 
 class WrongCredentials(exceptions.APIException):
@@ -21,14 +22,14 @@ class WrongCredentials(exceptions.APIException):
 
 
 class TokenRequestSerializer(serializers.Serializer):
-    username = serializers.CharField(max_length=150)
-    password = serializers.CharField(max_length=4096, trim_whitespace=False, write_only=True)
-    name = serializers.CharField(max_length=100)
+    username = StrictCharField(max_length=150)
+    password = StrictCharField(max_length=4096, trim_whitespace=False, write_only=True)
+    name = StrictCharField(max_length=100)
     expires_in_days = serializers.IntegerField(min_value=1, max_value=MAX_EXPIRY_DAYS, required=False, allow_null=True)
 
 
 class NewTokenSerializer(serializers.Serializer):
-    token = serializers.CharField(help_text="The key: send it as `Authorization: Token <key>`. Shown only here.")
+    token = serializers.CharField(help_text="The key: send it as `Authorization: Bearer <key>`. Shown only here.")
     name = serializers.CharField()
     prefix = serializers.CharField()
     created = serializers.DateTimeField()
@@ -66,7 +67,7 @@ class CurrentTokenSerializer(serializers.Serializer):
 
 class NoToken(exceptions.APIException):
     status_code = status.HTTP_400_BAD_REQUEST
-    default_detail = "This request was not signed with an API token; send Authorization: Token <key>."
+    default_detail = "This request was not signed with an API token; send Authorization: Bearer <key>."
     default_code = "no_token"
 
 

@@ -1,8 +1,10 @@
-"""Websocket routes: agents authenticate with a node token, browsers with a session and origin check."""
+"""Websocket routes: agents authenticate with a node token, browsers with a session and origin check, scripts
+with an API token (accounts/websockets.py)."""
 
 from channels.auth import AuthMiddlewareStack
 from channels.routing import URLRouter
 
+from accounts.websockets import TokenOrSession
 from fleet.origin import SameOriginValidator
 from monitoring.routing import agent_urlpatterns
 from monitoring.routing import browser_urlpatterns as monitoring_browser
@@ -22,5 +24,6 @@ class PathSplitter:
 
 
 def websocket_application():
-    browsers = SameOriginValidator(AuthMiddlewareStack(URLRouter(monitoring_browser + training_browser)))
+    pages = URLRouter(monitoring_browser + training_browser)
+    browsers = TokenOrSession(tokens=pages, sessions=SameOriginValidator(AuthMiddlewareStack(pages)))
     return PathSplitter(URLRouter(agent_urlpatterns), browsers)

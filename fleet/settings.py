@@ -70,6 +70,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     # Before the login check, so a NUL in a path or parameter is a 400 for everyone.
     "fleet.api.middleware.RefuseBadText",
+    # Then a query parameter the schema does not declare is a 400 naming it (docs/api.md, the contract).
+    "fleet.api.middleware.RefuseUnknownParameters",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -227,7 +229,7 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", default="gpu-fleet@localhost"
 
 REST_FRAMEWORK = {
     # The token first: DRF answers a failed or missing login with the first class's challenge, so a wrong
-    # token gets 401 with `WWW-Authenticate: Token`, not 403.
+    # token gets 401 with `WWW-Authenticate: Bearer, Token`, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "accounts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",

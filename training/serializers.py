@@ -176,7 +176,9 @@ class RunSerializer(RunStateSerializer):
     cost = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField()
     checkpoint = serializers.SerializerMethodField()
-    resumed_from = serializers.PrimaryKeyRelatedField(read_only=True, help_text="The run this one continues.")
+    resumed_from = serializers.PrimaryKeyRelatedField(
+        read_only=True, allow_null=True, help_text="The run this one continues; null for a fresh run."
+    )
     command = serializers.ListField(
         child=serializers.CharField(), read_only=True, help_text="The argument list; empty for a shell line."
     )

@@ -12,6 +12,8 @@ from django.views.defaults import server_error as django_server_error
 from rest_framework import exceptions, serializers
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from fleet.api.credentials import HOW_TO_AUTHENTICATE
+
 NON_FIELD = "non_field_errors"
 
 
@@ -81,6 +83,10 @@ def exception_handler(exc, context):
         # A value the database cannot hold that no serializer bounded (a number out of range, say):
         # the request is at fault, not the server.
         exc = exceptions.ValidationError({NON_FIELD: ["A value is out of the range the database can store."]})
+    if isinstance(exc, exceptions.NotAuthenticated):
+        said = exceptions.NotAuthenticated(f"Authentication credentials were not provided. {HOW_TO_AUTHENTICATE}")
+        said.auth_header = getattr(exc, "auth_header", None)  # set by DRF: the 401's WWW-Authenticate
+        exc = said
     response = drf_exception_handler(exc, context)
     if response is not None and response.status_code >= 400:
         response.data = shaped(response.data)

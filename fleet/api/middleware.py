@@ -1,8 +1,10 @@
-"""Refuse a NUL or a lone surrogate in a path, query string or form before any view sees it."""
+"""Refuse a NUL or a lone surrogate in a path, query string or form, and a query parameter the API's schema
+does not declare, before any view sees it."""
 
 from django.http import HttpResponseBadRequest
 
 from fleet.api.errors import json_error
+from fleet.api.schema import declared_query
 from fleet.api.text import first_bad_pair, text_problem
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -39,3 +41,28 @@ class RefuseBadText:
 
 def pairs(query_dict):
     return ((name, value) for name, values in query_dict.lists() for value in values)
+
+
+class RefuseUnknownParameters:
+    """An API query parameter the operation's schema does not declare is a 400 naming it, never silently
+    ignored (a misspelt filter would otherwise answer an unfiltered list)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        view_class = getattr(view_func, "cls", None)
+        if not is_api(request) or view_class is None or not request.GET:
+            return None
+        method = "GET" if request.method == "HEAD" else request.method
+        actions = getattr(view_func, "actions", None) or {}
+        allowed = declared_query(view_class, actions.get(method.lower()), method)
+        unknown = sorted(set(request.GET) - allowed) if allowed is not None else []
+        if not unknown:
+            return None
+        takes = ", ".join(sorted(allowed)) or "no query parameters"
+        message = f"Unknown query parameter: this address takes {takes}."
+        return json_error(400, f"{', '.join(unknown)}: {message}", {name: [message] for name in unknown})

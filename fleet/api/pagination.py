@@ -4,11 +4,12 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
-from fleet.api.text import whole_number
+from fleet.api.text import WHOLE_MAX, whole_number
 
 
 class Pages(LimitOffsetPagination):
-    """100 a page by default, at most 1000; a limit or offset that is not a whole number is a 400."""
+    """100 a page by default, at most 1000 (a larger limit gives 1000); a limit or offset that is not a whole
+    number, or is larger than the schema's maximum, is a 400."""
 
     default_limit = 100
     max_limit = 1000
@@ -24,7 +25,7 @@ class Pages(LimitOffsetPagination):
         parameters = super().get_schema_operation_parameters(view)
         for parameter in parameters:
             minimum = 1 if parameter["name"] == self.limit_query_param else 0
-            parameter["schema"] = {**parameter["schema"], "minimum": minimum, "maximum": 2**62}
+            parameter["schema"] = {**parameter["schema"], "minimum": minimum, "maximum": WHOLE_MAX}
         return parameters
 
     @staticmethod
@@ -34,7 +35,7 @@ class Pages(LimitOffsetPagination):
             return None
         value = whole_number(raw)
         if value is None or value < minimum:
-            raise ValidationError({name: [f"Give a whole number of at least {minimum}."]})
+            raise ValidationError({name: [f"Give a whole number from {minimum} to {WHOLE_MAX}."]})
         return value
 
 

@@ -10,6 +10,9 @@ from collections.abc import Iterable
 
 BAD_CHARACTER = re.compile("[\x00\ud800-\udfff]")
 WHOLE_NUMBER = re.compile(r"[0-9]{1,18}")
+# The largest whole number `whole_number` takes (18 digits, within a bigint): the schema's maximum for ids,
+# limits, offsets and cursors typed in a URL.
+WHOLE_MAX = 10**18 - 1
 
 
 def text_problem(value: str) -> str | None:

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from django.db.models import Q
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
@@ -32,17 +32,20 @@ class StaffWritesOthersRead(permissions.BasePermission):
         return request.method in permissions.SAFE_METHODS or bool(request.user and request.user.is_staff)
 
 
-@extend_schema(
-    parameters=[
-        OpenApiParameter("status", str, enum=["open", "resolved"], description="Open (default) or resolved."),
-        OpenApiParameter(
-            "scope",
-            str,
-            enum=["mine", "all"],
-            description="Admins see all by default; mine narrows to their own. Researchers always see their own.",
-        ),
-        OpenApiParameter("kind", str, enum=AlertKind.values),
-    ]
+# The filters are the list's alone: declared on it only, so a detail or an action refuses them (400).
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter("status", str, enum=["open", "resolved"], description="Open (default) or resolved."),
+            OpenApiParameter(
+                "scope",
+                str,
+                enum=["mine", "all"],
+                description="Admins see all by default; mine narrows to their own. Researchers always see their own.",
+            ),
+            OpenApiParameter("kind", str, enum=AlertKind.values),
+        ]
+    )
 )
 class AlertViewSet(viewsets.ReadOnlyModelViewSet):
     """Alerts a researcher owns (or their projects'); admins see all. Newest first, 100 a page."""
@@ -132,8 +135,12 @@ class UserBudgetViewSet(viewsets.ModelViewSet):
     lookup_value_regex = "[0-9]+"
 
 
-@extend_schema(
-    parameters=[OpenApiParameter("active", bool, description="Only the silences in force now (true) or not (false).")]
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter("active", bool, description="Only the silences in force now (true) or not (false).")
+        ]
+    )
 )
 class SilenceViewSet(
     mixins.ListModelMixin,

@@ -1,7 +1,6 @@
 """JSON API of GPU health: a GPU's burn-in records (paged) and its health history; admins start burn-ins."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, serializers, status
 from rest_framework.exceptions import PermissionDenied
@@ -38,7 +37,14 @@ class GPUBurnInsView(APIView):
 
 class GPUHealthView(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("days", OpenApiTypes.INT, description=f"1 to {MAX_DAYS}", default=HISTORY_DAYS)],
+        parameters=[
+            OpenApiParameter(
+                "days",
+                {"type": "integer", "minimum": 1, "maximum": MAX_DAYS},
+                description=f"1 to {MAX_DAYS}",
+                default=HISTORY_DAYS,
+            )
+        ],
         responses=GPUHealthSerializer,
         summary="A GPU's health: problems now, memory counters, last burn-in, XID errors and memory changes",
     )

@@ -50,13 +50,28 @@ def test_a_wrong_token_is_a_401_and_books_nothing(cast, fleet_gpus, key, detail)
     body = {"gpus": [fleet_gpus[0].pk], "start": at(1).isoformat(), "end": at(2).isoformat()}
     response = api_client(key).post(LIST, body, format="json")
     assert response.status_code == 401 and response.json()["detail"] == detail
-    assert response["WWW-Authenticate"] == "Token"
+    assert response["WWW-Authenticate"] == "Bearer, Token"
     assert not Reservation.objects.exists()
 
 
 def test_no_credentials_is_a_401_that_asks_for_a_token(fleet_gpus):
     response = APIClient().get(LIST)
-    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Bearer, Token"
+    assert "Authorization: Bearer <token>" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("scheme", ["Bearer", "Token", "bearer"])
+def test_a_token_is_taken_with_bearer_or_token(cast, fleet_gpus, scheme):
+    key = issue(cast["owner"], "script")[1]
+    response = APIClient().get(LIST, HTTP_AUTHORIZATION=f"{scheme} {key}")
+    assert response.status_code == 200, response.json()
+
+
+@pytest.mark.parametrize("header", ["Basic YWxpY2U6cHc=", "Bearer", "Bearer a b"])
+def test_an_unknown_scheme_or_a_malformed_header_is_a_401_naming_the_schemes(cast, fleet_gpus, header):
+    response = APIClient().get(LIST, HTTP_AUTHORIZATION=header)
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Bearer, Token"
+    assert "Authorization: Bearer <token>" in response.json()["detail"], response.json()
 
 
 def test_a_logged_in_browser_still_uses_the_api_without_a_token(client, cast, fleet_gpus):

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 
 from fleet.api.errors import ErrorSerializer, error_body
 from fleet.api.pagination import Pages, paginated
-from fleet.api.text import whole_number
+from fleet.api.text import WHOLE_MAX, whole_number
 from inventory.models import GPU, GPUModel, Node, Project
 from training import environments, strategies
 from training.cancel import CancelRefused, request_cancel
@@ -199,7 +199,11 @@ def field_errors(errors: dict[str, str]) -> ValidationError:
 
 
 def after_parameter(name: str) -> OpenApiParameter:
-    return OpenApiParameter(name, int, description=f"Only {name.split('_')[0]}s with a larger id (to follow a run).")
+    return OpenApiParameter(
+        name,
+        {"type": "integer", "minimum": 0, "maximum": WHOLE_MAX},
+        description=f"Only {name.split('_')[0]}s with a larger id (to follow a run).",
+    )
 
 
 class RunFilters(serializers.Serializer):
@@ -289,15 +293,16 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             return Response(error_body(refused), status=status.HTTP_409_CONFLICT)
         return Response(RunSerializer(self.get_queryset().get(pk=resumed.pk)).data, status=status.HTTP_201_CREATED)
 
+    # Read with the ?after= cursor, not in pages (docs/api.md): the answer is the bare list the schema says.
     @extend_schema(parameters=[after_parameter("after")], responses=RunMetricSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def metrics(self, request, pk=None):
         """Progress points (step, epoch, loss, accuracy, samples/s), oldest first, at most 1000 a call."""
         rows = self.get_object().metrics.filter(id__gt=self._after(request)).order_by("id")[:PAGE_MAX]
         return Response(RunMetricSerializer(rows, many=True).data)
 
     @extend_schema(parameters=[after_parameter("after")], responses=RunLogSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def logs(self, request, pk=None):
         """Log lines, oldest first, at most 1000 a call; pass the last id seen as ``after`` to follow."""
         rows = self.get_object().logs.filter(id__gt=self._after(request)).order_by("id")[:PAGE_MAX]
@@ -308,7 +313,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def profiles(self, request, pk=None):
         """What the profiler recorded, one entry per profiled rank: top operators (or functions), step-time split."""
         rows = self.get_object().profiles.defer("data").order_by("rank")
-        return Response(RunProfileSerializer(rows, many=True).data)
+        return paginated(self, request, rows, RunProfileSerializer)
 
     @extend_schema(
         parameters=[OpenApiParameter("rank", int, OpenApiParameter.PATH, description="The profiled rank.")],

@@ -80,7 +80,7 @@ class Api:
     def headers(self, has_body: bool) -> dict[str, str]:
         headers = {"Accept": "application/json", "User-Agent": f"fleet-cli/{VERSION}"}
         if self.token:
-            headers["Authorization"] = f"Token {self.token}"
+            headers["Authorization"] = f"Bearer {self.token}"
         if has_body:
             headers["Content-Type"] = "application/json"
         return headers

@@ -1,8 +1,8 @@
 """logs [-f] and waiting for a run to end: the log read with the API's `?after=` cursor, so no line is
 printed twice and a dropped connection resumes after the last line printed.
 
-The run's websocket takes only a browser session today, so a token holder polls; the cursor makes a poll
-cheap (only new lines) and exact.
+The command line keeps to the standard library, which has no websocket client, so it polls (the run's
+websocket takes a token too, docs/api.md); the cursor makes a poll cheap (only new lines) and exact.
 """
 
 from __future__ import annotations

@@ -162,3 +162,87 @@ def test_a_bad_item_of_a_list_field_names_the_field_and_the_item(alice, fleet_gp
     response = alice.post("/api/reservations/", body)
     assert response.status_code == 400
     assert response.json()["errors"] == {"gpus": ["Item 1: Give a GPU UUID (GPU-…) or a GPU id."]}
+
+
+def test_every_list_takes_the_largest_limit_and_offset_its_schema_allows(admin, schema):
+    lists = [(path, operation) for path, method, operation in operations(schema) if method == "get"]
+    lists = [(path, op) for path, op in lists if any(p["name"] == "offset" for p in op.get("parameters", []))]
+    assert len(lists) >= 13
+    for path, operation in lists:
+        if "{" in path:
+            continue
+        paging = [p for p in operation["parameters"] if p["name"] in ("limit", "offset")]
+        bounds = {p["name"]: p["schema"]["maximum"] for p in paging}
+        response = admin.get(path, bounds)
+        assert response.status_code in (200, 400), (path, response.status_code)
+        assert not {"limit", "offset"} & set(response.json().get("errors", {})), (path, response.json())
+        if response.status_code == 400:
+            continue  # a required filter missing (find, timeline): the bounds were not at fault
+        too_far = admin.get(path, {"offset": bounds["offset"] + 1})
+        assert too_far.status_code == 400 and "offset" in too_far.json()["errors"], path
+
+
+def test_a_run_lists_logs_and_metrics_as_its_schema_says_and_profiles_in_pages(alice, schema, cast):
+    from training.models import Run, RunLog
+
+    run = Run.objects.create(owner=cast["owner"], name="cnn", workload="digits_cnn", strategy="single")
+    RunLog.objects.create(run=run, line="one")
+    for name in ("logs", "metrics"):
+        declared = schema["paths"][f"/api/runs/{{id}}/{name}/"]["get"]["responses"]["200"]
+        assert declared["content"]["application/json"]["schema"]["type"] == "array", name
+        assert isinstance(alice.get(f"/api/runs/{run.pk}/{name}/").json(), list), name
+    profiles = alice.get(f"/api/runs/{run.pk}/profiles/").json()
+    assert profiles == {"count": 0, "next": None, "previous": None, "results": []}
+
+
+@pytest.mark.parametrize(
+    ("url", "unknown"),
+    [
+        ("/api/runs/?stauts=failed", ["stauts"]),
+        ("/api/fleet/?free=1", ["free"]),
+        ("/api/alerts/?status=open&mine=1&x=2", ["mine", "x"]),
+        ("/api/runs/1/?show=mine", ["show"]),
+    ],
+)
+def test_an_unknown_query_parameter_is_a_400_naming_it(alice, url, unknown):
+    response = alice.get(url)
+    assert response.status_code == 400, response.content
+    assert sorted(response.json()["errors"]) == unknown
+    assert "this address takes" in response.json()["detail"]
+
+
+def test_every_declared_query_parameter_is_taken(alice, schema):
+    for path, method, operation in operations(schema):
+        names = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query"]
+        if method != "get" or "{" in path or not names or path == "/api/schema/":
+            continue
+        response = alice.get(path, {name: "" for name in names})
+        unknown = set(response.json().get("errors", {})) - set(names)
+        assert not unknown, (path, response.json())
+
+
+def test_the_schema_says_which_text_may_not_be_blank(schema):
+    token = component(schema, "#/components/schemas/TokenRequest")["properties"]
+    assert token["username"]["minLength"] == token["password"]["minLength"] == token["name"]["minLength"] == 1
+    assert component(schema, "#/components/schemas/Launch")["properties"]["workload"]["minLength"] == 1
+    health = schema["paths"]["/api/gpus/{uuid}/health/"]["get"]["parameters"]
+    days = next(p for p in health if p["name"] == "days")["schema"]
+    assert (days["minimum"], days["maximum"]) == (1, 90)
+
+
+def test_a_number_where_text_is_due_is_refused_by_name_and_nothing_is_stored(alice):
+    from monitoring.notify.transports.webhook.models import Webhook
+
+    response = alice.post("/api/webhooks/", {"name": 0, "url": "https://example.org/hook"}, format="json")
+    assert response.status_code == 400 and response.json()["errors"] == {"name": ["Give text (a JSON string)."]}
+    assert not Webhook.objects.exists()
+
+
+def test_list_filters_are_declared_on_lists_only_and_refused_elsewhere(admin, schema, cast):
+    for path, method, operation in operations(schema):
+        if path.endswith("}/") or method != "get":  # a detail, or an operation that is not a read
+            names = {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
+            assert not names & {"active", "status", "scope", "kind", "limit", "offset"}, (path, method, names)
+    silence = admin.post("/api/silences/", {"kind": "idle_process", "minutes": 5, "reason": "maintenance"}).json()
+    response = admin.get(f"/api/silences/{silence['id']}/?active=0.05")
+    assert response.status_code == 400 and "active" in response.json()["errors"]

@@ -23,6 +23,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from tests.support.alerts import open_alert
 from tests.support.reservations import token_of
+from training.models import Run, RunLog, RunMetric
 
 EXAMPLES = {GenerationMode.POSITIVE: 6, GenerationMode.NEGATIVE: 4}
 
@@ -75,7 +76,10 @@ def quiet_4xx_warnings():
 
 def test_the_api_answers_every_generated_request_as_its_schema_says(cast, fleet_gpus):
     open_alert(owner=cast["owner"])
-    headers = {"Authorization": f"Token {token_of(cast['admin'])}"}
+    run = Run.objects.create(owner=cast["owner"], name="cnn", workload="digits_cnn", strategy="single")
+    RunLog.objects.create(run=run, line="epoch 1")  # so runs, their logs and metrics are answered with rows
+    RunMetric.objects.create(run=run, ts=run.created, step=1, loss=0.5)
+    headers = {"Authorization": f"Bearer {token_of(cast['admin'])}"}
     failures: list[str] = []
     with keeping_the_test_connection(), quiet_4xx_warnings():
         schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application(), headers=headers)

@@ -1,5 +1,6 @@
-"""A Python client generated from the served schema (openapi-python-client) lists the fleet, books a GPU and
-reads a refused booking's error: the contract a generated client relies on holds."""
+"""A Python client generated from the served schema (openapi-python-client) lists the fleet, books a GPU,
+reads a refused booking's error and follows a run's log and profiles, with `Authorization: Bearer`: the
+contract a generated client relies on holds."""
 
 import importlib
 import json
@@ -15,6 +16,7 @@ from rest_framework.test import APIClient
 
 from tests.fleet.api.test_fuzz import keeping_the_test_connection
 from tests.support.reservations import token_of
+from training.models import Run, RunLog
 
 GENERATOR = Path(sys.executable).parent / "openapi-python-client"
 CONFIG = "post_hooks: []\nproject_name_override: fleet_client\npackage_name_override: fleet_client\n"
@@ -31,7 +33,9 @@ def generate_client(schema: dict, where: Path):
     return importlib.import_module("fleet_client")
 
 
-def test_a_generated_client_lists_the_fleet_books_and_reads_a_refusal(cast, fleet_gpus, tmp_path, monkeypatch):
+def test_a_generated_client_lists_the_fleet_books_reads_a_refusal_and_follows_a_run(
+    cast, fleet_gpus, tmp_path, monkeypatch
+):
     api = APIClient()
     api.force_authenticate(cast["owner"])
     schema = api.get("/api/schema/?format=json").json()
@@ -41,13 +45,16 @@ def test_a_generated_client_lists_the_fleet_books_and_reads_a_refusal(cast, flee
     client_package = generate_client(schema, tmp_path)
     from fleet_client.api.fleet import fleet_retrieve
     from fleet_client.api.reservations import reservations_create
+    from fleet_client.api.runs import runs_logs_list, runs_profiles_list, runs_retrieve
     from fleet_client.models import Booking, BookingCreate, BookingError
 
     token = token_of(cast["owner"])
     transport = httpx.WSGITransport(app=get_wsgi_application())
     client = client_package.AuthenticatedClient(
-        base_url="http://testserver", token=token, prefix="Token", httpx_args={"transport": transport}
+        base_url="http://testserver", token=token, prefix="Bearer", httpx_args={"transport": transport}
     )
+    run = Run.objects.create(owner=cast["owner"], name="cnn", workload="digits_cnn", strategy="single")
+    lines = [RunLog.objects.create(run=run, line=f"line {n}") for n in range(3)]
     start = (timezone.now() + timedelta(hours=2)).replace(microsecond=0)
     with keeping_the_test_connection(), client:
         fleet = fleet_retrieve.sync(client=client)
@@ -64,3 +71,9 @@ def test_a_generated_client_lists_the_fleet_books_and_reads_a_refusal(cast, flee
         assert "is taken by you" in refused.parsed.detail
         assert refused.parsed.errors["gpus"] == [refused.parsed.detail]
         assert refused.parsed.conflicts[0].gpu_uuid == uuid
+
+        shown = runs_retrieve.sync(client=client, id=run.pk)
+        assert shown.id == run.pk and shown.resumed_from is None
+        followed = runs_logs_list.sync(client=client, id=run.pk, after=lines[0].pk)
+        assert [line.line for line in followed] == ["line 1", "line 2"]
+        assert runs_profiles_list.sync(client=client, id=run.pk).results == []

@@ -2,10 +2,11 @@
 
 from rest_framework import serializers, viewsets
 
+from fleet.api.fields import StrictTextMixin
 from monitoring.notify.transports.webhook.models import Webhook
 
 
-class WebhookSerializer(serializers.ModelSerializer):
+class WebhookSerializer(StrictTextMixin, serializers.ModelSerializer):
     class Meta:
         model = Webhook
         fields = ["id", "name", "url", "secret", "active", "created"]
