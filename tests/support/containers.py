@@ -7,6 +7,8 @@ works. The storage is the test's own, so nothing here meets another test's image
 
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +51,21 @@ def import_image(root: Path) -> None:
     """Import the busybox-static image as IMAGE (podman must already see the test's configuration)."""
     tarball = build_rootfs(root, Path("/bin/busybox"))
     subprocess.run(["podman", "import", "-q", str(tarball), IMAGE], check=True, capture_output=True, timeout=120)
+
+
+@contextmanager
+def podman_for_tests(root: Path) -> Iterator[Podman]:
+    """The test's podman, seen by this process (its environment set while inside), the image imported once;
+    every container and image is removed on the way out."""
+    configured = make_podman(root)
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in configured.env.items():
+            patch.setenv(name, value)
+        import_image(root)
+        try:
+            yield configured
+        finally:
+            remove_everything()
 
 
 def remove_everything() -> None:

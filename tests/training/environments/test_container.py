@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from monitoring.agent.localruns import LocalRuns, read_environ
-from tests.support.containers import IMAGE, import_image, make_podman, remove_everything
+from tests.support.containers import IMAGE, podman_for_tests
 from training import environments
 from training.environments.base import Started
 from training.environments.container import ContainerError, Image, container_name
@@ -19,14 +19,8 @@ from training.environments.container import ContainerError, Image, container_nam
 @pytest.fixture(scope="module")
 def podman(tmp_path_factory):
     """podman with the test's own configuration and storage, and the test image imported once."""
-    root = tmp_path_factory.mktemp("podman")
-    configured = make_podman(root)
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in configured.env.items():
-            patch.setenv(name, value)
-        import_image(root)
-        yield root
-        remove_everything()
+    with podman_for_tests(tmp_path_factory.mktemp("podman")) as configured:
+        yield configured.root
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 
 from monitoring.agent.localruns import LocalRuns
-from tests.support.containers import IMAGE, container_names, import_image, make_podman, remove_everything
+from tests.support.containers import IMAGE, container_names, podman_for_tests
 from tests.support.node_workers import FAST_RUN_SETTINGS, NodeWorker, unique_hostname, wait_until_no_run_processes
 from tests.support.processes import wait_for_other_sessions_to_end
 from tests.training.conftest import add_node, end_every_run, gpus_of, log_of, wait_for, wait_until
@@ -28,14 +28,8 @@ CONTAINER_SETTINGS = {
 @pytest.fixture(scope="module")
 def podman(tmp_path_factory):
     """The test's podman, seen by this process (to inspect) and handed to the node worker."""
-    root = tmp_path_factory.mktemp("podman")
-    configured = make_podman(root)
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in configured.env.items():
-            patch.setenv(name, value)
-        import_image(root)
+    with podman_for_tests(tmp_path_factory.mktemp("podman")) as configured:
         yield configured
-        remove_everything()
 
 
 @pytest.fixture(scope="module")
