@@ -1,7 +1,7 @@
 """When an open idle-process alert clears: hysteresis over a resolve window, and unknown is never "cleared".
 
 - One sample above the utilization threshold plus a margin resolves it ("working again"), whatever the
-  readings before it were.
+  readings before it were; only a sample taken since the alert (last) opened counts.
 - Memory must stay under a fraction of the memory threshold for the whole resolve window.
 - A process counts as exited only when a known process list lacks it and it has not been sampled for the
   whole resolve window; a missing list (null) or a null reading says nothing.
@@ -67,14 +67,11 @@ def cleared(alerts: list[Alert], candidates: dict, now: datetime) -> dict[str, s
     start = now - resolve_window()
     pairs = [(a.gpu_id, int(a.details["pid"])) for a in alerts]
     memory = process_memory_windows(pairs, start, now)
-    gpu_peaks = gpu_util_windows(sorted({a.gpu_id for a in alerts}), start, now)
-    own = [(a.gpu_id, int(a.details["pid"])) for a in alerts if a.details.get("basis") == "process"]
-    process_peaks = process_sm_windows(own, start, now)
+    peaks = peaks_since_opening(alerts, start, now)
     reasons = {}
     for alert in alerts:
         pair = (alert.gpu_id, int(alert.details["pid"]))
-        peak_stats = process_peaks.get(pair) if pair in process_peaks else gpu_peaks.get(alert.gpu_id)
-        peak = peak_stats.peak if peak_stats else None
+        peak = peaks.get(alert.key)
         known = memory[pair]
         if alert.key not in candidates:
             if known.first is None and not sampled(pair, start, now):
@@ -84,6 +81,33 @@ def cleared(alerts: list[Alert], candidates: dict, now: datetime) -> dict[str, s
         elif known.high is not None and known.high < released_below(alert) and known.starts_by(start):
             reasons[alert.key] = "The process released its GPU memory."
     return reasons
+
+
+def opened_at(alert: Alert) -> datetime:
+    """When the alert last opened (a reopening counts): readings from before it cannot show it cleared."""
+    moment = alert.details.get("opened_at")
+    return datetime.fromisoformat(moment) if moment else alert.opened_at
+
+
+def peaks_since_opening(alerts: list[Alert], start: datetime, now: datetime) -> dict[str, float | None]:
+    """Alert key → the peak of what it is judged by (its GPU or its own SM share) since it opened, within [start, now).
+
+    Alerts opened at the same moment (most open together) share one read, so the reads follow the openings
+    within the resolve window, not the fleet.
+    """
+    by_since: dict[datetime, list[Alert]] = {}
+    for alert in alerts:
+        by_since.setdefault(max(start, opened_at(alert)), []).append(alert)
+    peaks: dict[str, float | None] = {}
+    for since, group in by_since.items():
+        gpu_peaks = gpu_util_windows(sorted({a.gpu_id for a in group}), since, now)
+        own = [(a.gpu_id, int(a.details["pid"])) for a in group if a.details.get("basis") == "process"]
+        process_peaks = process_sm_windows(own, since, now)
+        for alert in group:
+            pair = (alert.gpu_id, int(alert.details["pid"]))
+            stats = process_peaks[pair] if pair in process_peaks else gpu_peaks.get(alert.gpu_id)
+            peaks[alert.key] = stats.peak if stats else None
+    return peaks
 
 
 def sampled(pair: tuple[int, int], start: datetime, now: datetime) -> bool:

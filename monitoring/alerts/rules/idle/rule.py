@@ -257,6 +257,7 @@ def finding(c: Candidate, stats: WindowStats, basis: str, now: datetime) -> Find
             "min_memory_mib": limits.min_memory_mib,
             "window_minutes": limits.window_minutes,
             "idle_since": (now - timedelta(minutes=limits.window_minutes)).isoformat(),
+            "opened_at": now.isoformat(),  # a reopening replaces it: clearing reads only what came after
             "run_id": c.run_id,
         },
     )
