@@ -4,7 +4,7 @@ from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from monitoring.alerts.api import AlertViewSet, IdlePolicyViewSet, SilenceViewSet, UserBudgetViewSet
-from monitoring.costs.api import CostsView
+from monitoring.costs.api import CostsView, UnderusedView
 from monitoring.notify.api import NotificationViewSet, PreferenceView, destination_routes
 from monitoring.processes.api import StopView
 
@@ -21,5 +21,6 @@ urlpatterns = [
     path("api/alert-preferences/", PreferenceView.as_view(), name="api-alert-preferences"),
     path("api/processes/stop/", StopView.as_view(), name="api-process-stop"),
     path("api/costs/", CostsView.as_view(), name="api-costs"),
+    path("api/costs/underused/", UnderusedView.as_view(), name="api-costs-underused"),
     *router.urls,
 ]

@@ -1,12 +1,16 @@
 """/api/costs/: one month's spending by person, project and GPU model, budgets with forecasts, waste."""
 
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from monitoring.costs.report import BadMonth, build
+from fleet.api.pagination import Pages, paginated
+from monitoring.costs.idle_report import UnderusedRows
+from monitoring.costs.report import BadMonth, build, parse_month
 
 
 class LineSerializer(serializers.Serializer):
@@ -101,9 +105,19 @@ class ReportSerializer(serializers.Serializer):
     idle_in_stretches = IdleTotalSerializer(
         help_text="GPU-hours idle in stretches at least as long as the idle window (total.idle_* counts every sample)."
     )
-    underused = UnderusedSerializer(many=True, help_text="Processes idle between bursts of work: never alerted.")
+    underused = serializers.SerializerMethodField(
+        help_text="The first page of /api/costs/underused/ (processes idle between bursts of work: never alerted)."
+    )
     bookings = BookingCostSerializer(many=True)
     runs = RunCostSerializer(many=True)
+
+    def get_underused(self, report) -> dict:
+        rows, size = report.underused, Pages.default_limit
+        count = len(rows)
+        url = reverse("monitoring:api-costs-underused", request=self.context.get("request"))
+        following = f"{url}?month={report.month}&limit={size}&offset={size}" if count > size else None
+        results = UnderusedSerializer(rows[0:size], many=True).data
+        return {"count": count, "next": following, "previous": None, "results": results}
 
 
 class CostsView(APIView):
@@ -118,4 +132,21 @@ class CostsView(APIView):
             report = build(request.user, request.query_params.get("month"))
         except BadMonth as exc:
             raise ValidationError({"month": str(exc)}) from exc
-        return Response(ReportSerializer(report).data)
+        return Response(ReportSerializer(report, context={"request": request}).data)
+
+
+MONTH = OpenApiParameter("month", str, description="YYYY-MM; the current month when omitted.")
+
+
+class UnderusedView(APIView):
+    """The underused-GPU report of a calendar month, most idle first, in pages."""
+
+    pagination_class = Pages
+
+    @extend_schema(parameters=[MONTH], responses=UnderusedSerializer(many=True))
+    def get(self, request):
+        try:
+            start, end = parse_month(request.query_params.get("month"), timezone.now())
+        except BadMonth as exc:
+            raise ValidationError({"month": str(exc)}) from exc
+        return paginated(self, request, UnderusedRows(start, end), UnderusedSerializer)

@@ -31,8 +31,14 @@ SELECT key, gpu_id, pid, max(name), max(os_user), max(owner_id), max(project_id)
 FROM monitoring_idlestretch
 WHERE kind = %(kind)s AND until > %(start)s AND began < %(end)s AND (%(owner)s::bigint IS NULL OR owner_id = %(owner)s)
 GROUP BY key, gpu_id, pid
-ORDER BY seconds DESC
-LIMIT %(limit)s
+ORDER BY seconds DESC, key
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+UNDERUSED_COUNT_SQL = """
+SELECT count(DISTINCT key)
+FROM monitoring_idlestretch
+WHERE kind = %(kind)s AND until > %(start)s AND began < %(end)s AND (%(owner)s::bigint IS NULL OR owner_id = %(owner)s)
 """
 
 
@@ -74,10 +80,42 @@ def idle_in_stretches(start: datetime, end: datetime) -> IdleTotal:
     return IdleTotal(float(seconds) / 3600, money(cost))
 
 
-def underused(start: datetime, end: datetime, owner=None, limit: int = 100) -> list[UnderusedProcess]:
-    """Underused processes in [start, end), most idle first; `owner` narrows it to one person (their digest)."""
-    params = {"start": start, "end": end, "kind": IdleStretchKind.UNDERUSED, "limit": limit}
-    params["owner"] = owner.pk if owner is not None else None
+def report_params(start: datetime, end: datetime, owner) -> dict:
+    owner_id = owner.pk if owner is not None else None
+    return {"start": start, "end": end, "kind": IdleStretchKind.UNDERUSED, "owner": owner_id}
+
+
+class UnderusedRows:
+    """The underused report as a sequence a paginator slices: its length is one count, each page one read."""
+
+    def __init__(self, start: datetime, end: datetime, owner=None) -> None:
+        self.start, self.end, self.owner = start, end, owner
+
+    def __len__(self) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(UNDERUSED_COUNT_SQL, report_params(self.start, self.end, self.owner))
+            return cursor.fetchone()[0]
+
+    def count(self) -> int:
+        return len(self)
+
+    def __iter__(self):
+        return iter(underused(self.start, self.end, self.owner))
+
+    def __getitem__(self, part: slice) -> list[UnderusedProcess]:
+        first = part.start or 0
+        stop = len(self) if part.stop is None else part.stop
+        return underused(self.start, self.end, self.owner, limit=max(0, stop - first), offset=first)
+
+
+def underused(
+    start: datetime, end: datetime, owner=None, limit: int | None = None, offset: int = 0
+) -> list[UnderusedProcess]:
+    """Underused processes in [start, end), most idle first; `owner` narrows it to one person (their digest).
+
+    Without a limit, every one: a list that stops short says so (UnderusedRows pages it).
+    """
+    params = {**report_params(start, end, owner), "limit": limit, "offset": offset}
     with connection.cursor() as cursor:
         cursor.execute(UNDERUSED_SQL, params)
         rows = cursor.fetchall()

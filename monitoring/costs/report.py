@@ -12,7 +12,7 @@ from inventory.models import Project
 from monitoring.costs import queries
 from monitoring.costs.bookings import BookingCost, booking_costs
 from monitoring.costs.forecast import Forecast, forecast, month_bounds, recent_start
-from monitoring.costs.idle_report import IdleTotal, UnderusedProcess, idle_in_stretches, underused
+from monitoring.costs.idle_report import IdleTotal, UnderusedRows, idle_in_stretches
 from monitoring.costs.models import UserBudget
 from monitoring.costs.runs import RunCost, run_costs
 
@@ -66,7 +66,7 @@ class Report:
     budgets: list[Budget]
     idle_by_user: list[queries.Line]
     idle_in_stretches: IdleTotal  # idle in stretches at least as long as the window; total.idle_* is every sample
-    underused: list[UnderusedProcess]
+    underused: UnderusedRows  # paged where shown: it can run to thousands
     bookings: list[BookingCost]
     runs: list[RunCost]
 
@@ -117,7 +117,7 @@ def build(user, month: str | None, now: datetime | None = None) -> Report:
         budgets=budgets_for(user, start, end, now, is_current),
         idle_by_user=sorted([x for x in by_user if x.idle_hours], key=lambda x: -x.idle_cost),
         idle_in_stretches=idle_in_stretches(start, end),
-        underused=underused(start, end),
+        underused=UnderusedRows(start, end),
         bookings=booking_costs(start, end),
         runs=run_costs(start, end, now),
     )

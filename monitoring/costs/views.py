@@ -1,6 +1,7 @@
 """The Costs page: one month by person, project and GPU model; history; budgets against spending; waste."""
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.shortcuts import render
 from django.utils import timezone
 
@@ -23,5 +24,6 @@ def costs(request):
     except BadMonth as exc:
         messages.error(request, str(exc))
         report = build(request.user, None)
-    context = {"report": report, "chart": chart_data(report), "months": month_choices()}
+    underused = Paginator(report.underused, 100).get_page(request.GET.get("underused_page"))
+    context = {"report": report, "underused": underused, "chart": chart_data(report), "months": month_choices()}
     return render(request, "monitoring/costs.html", context)

@@ -156,7 +156,7 @@ def test_the_api_gives_the_idle_stretches_and_the_underused(cast, stretches, mon
     api.force_authenticate(cast["outsider"])
     report = api.get("/api/costs/").json()
     assert report["idle_in_stretches"] == {"hours": 2.5, "cost": "5.75"}
-    (line,) = report["underused"]
+    (line,) = report["underused"]["results"]
     assert (line["owner"], line["pid"], line["gpu"], line["stretches"]) == ("bob", 2, month["l40s"].uuid, 1)
     assert (line["idle_hours"], line["idle_cost"]) == (0.5, "0.75")
 
