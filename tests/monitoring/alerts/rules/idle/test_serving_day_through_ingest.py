@@ -67,7 +67,7 @@ def outcome():
     alice = get_user_model().objects.get(username="alice")
     month = report.build(alice, None, datetime.fromtimestamp(START + DAY_MIN * 60, tz=UTC))
     stretches = list(IdleStretch.objects.order_by("began"))
-    return alerts, month, stretches, rates_by_gpu({s.gpu_id for s in stretches})
+    return alerts, month, list(month.underused), stretches, rates_by_gpu({s.gpu_id for s in stretches})
 
 
 async def test_a_day_of_serving_is_underused_and_a_process_idle_all_day_alerts_once(agent, clock):
@@ -81,12 +81,12 @@ async def test_a_day_of_serving_is_underused_and_a_process_idle_all_day_alerts_o
             await beat_at(first + FRAME_MIN)
     finally:
         await agent.stop()
-    alerts, month, stretches, rates = await outcome()
+    alerts, month, underused, stretches, rates = await outcome()
 
     (alert,) = alerts  # the notebook's, opened once and open all day; none for the server
     assert alert.details["pid"] == 31337 and alert.resolved_at is None
 
-    (server,) = month.underused
+    (server,) = underused  # the report reads a page at a time: read here, in outcome's thread
     serving = [s for s in stretches if s.kind == IdleStretchKind.UNDERUSED]
     # Each quiet stretch is seen by the evaluation just before the next burst, over its 30-minute window.
     assert server.pid == 5000 and server.owner == "alice" and server.stretches == len(serving) == 36
