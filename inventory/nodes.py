@@ -25,11 +25,28 @@ def add_node(hostname: str) -> tuple[Node, str]:
 
 
 def rotate_token(hostname: str) -> str:
+    """A new token for the node; the old one stops working at once."""
     token = new_token()
     updated = Node.objects.filter(hostname=hostname).update(token_hash=hash_token(token), token_created=timezone.now())
     if not updated:
         raise NodeError(f"no node named {hostname!r}; add it with fleet_add_node {hostname}")
     return token
+
+
+def give_token(node: Node) -> str:
+    """Set a new token on a node not saved yet (the admin's add form); returns it, to be shown once."""
+    token = new_token()
+    node.token_hash, node.token_created = hash_token(token), timezone.now()
+    return token
+
+
+def agent_install_lines(token: str, server: str) -> list[str]:
+    """What to run as root on the node to start its agent with this token (docs/install.md, GPU nodes)."""
+    return [
+        f"(umask 077; echo '{token}' > /etc/gpu-fleet/agent.token)",
+        f"echo 'FLEET_AGENT_SERVER={server}' > /etc/gpu-fleet/agent.env",
+        "systemctl enable --now gpu-fleet-agent",
+    ]
 
 
 def node_for_token(token: str) -> Node | None:

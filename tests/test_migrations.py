@@ -80,3 +80,28 @@ def test_a_database_from_before_the_move_keeps_every_value():
     assert (booking.gpu.uuid, booking.user.username, booking.end - booking.start) == ("GPU-old-0", "alice", HOUR)
     assert ApiToken.objects.get().name == "deploy"
     assert UserBudget.objects.get().monthly_budget == Decimal("250.00")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_runs_from_before_uuids_keep_their_run_id_directories_and_each_gets_a_uuid():
+    from training.models import Run
+    from training.run_files import checkpoint_dirs
+
+    latest = latest_nodes()
+    try:
+        old = migrate_to([("training", "0010_worker_reports_its_environments")])
+        owner = old.get_model("auth", "User").objects.create(username="alice")
+        OldRun = old.get_model("training", "Run")
+        named = OldRun.objects.create(owner=owner, name="a", workload="digits_cnn", strategy="single")
+        named.checkpoint_dir = f"run-{named.pk}"
+        named.save()
+        blank = OldRun.objects.create(owner=owner, name="b", workload="digits_cnn", strategy="single")
+    finally:
+        migrate_to(latest)
+
+    runs = list(Run.objects.filter(pk__in=[named.pk, blank.pk]).order_by("pk"))
+    assert [run.files_name for run in runs] == [f"run-{named.pk}", f"run-{blank.pk}"]
+    assert [checkpoint_dirs.run_dir(run).name for run in runs] == [f"run-{named.pk}", f"run-{blank.pk}"]
+    assert runs[0].uuid and runs[1].uuid and runs[0].uuid != runs[1].uuid
+    fresh = Run.objects.create(owner_id=runs[0].owner_id, name="c", workload="digits_cnn", strategy="single")
+    assert fresh.files_name == f"run-{fresh.uuid}"

@@ -1,5 +1,7 @@
 """Training models: runs with their lifecycle, each node's share of a run, progress, logs and sweeps."""
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.dispatch import Signal
@@ -133,6 +135,16 @@ class Run(models.Model):
     )
     start_at = models.DateTimeField(null=True, blank=True, help_text="When a scheduled run starts.")
 
+    # Its directories (output, artifacts, default checkpoints) are named after the UUID: a database made afresh
+    # numbers runs from 1 again, and a run must never find the files of an earlier database's run of its number.
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    files_dir_name = models.CharField(
+        max_length=100,
+        blank=True,
+        editable=False,
+        help_text="run-<id> for a run from before its files were named after its UUID; blank: run-<uuid>.",
+    )
+
     # Checkpoints and resume (training/run_files/checkpoint_dirs.py, training/launching/resume_run.py).
     stop_reason = models.CharField(max_length=300, blank=True, help_text="Why it was asked to stop, when it was.")
     checkpoint_dir = models.CharField(max_length=1000, blank=True, help_text="Where its checkpoints are saved.")
@@ -162,6 +174,11 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.name}"
+
+    @property
+    def files_name(self) -> str:
+        """The name of its directories under RUN_OUTPUT_DIR, RUN_ARTIFACT_DIR and (unless named) RUN_CHECKPOINT_DIR."""
+        return self.files_dir_name or f"run-{self.uuid}"
 
     @property
     def status_colour(self) -> str:

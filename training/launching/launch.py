@@ -48,7 +48,7 @@ class LaunchRequest:
     placed_later: bool = False  # a sweep's run: its GPU is chosen, free, when it starts (training/sweeps/placing.py)
     free_checked: bool = False  # the caller refused GPUs that are not free itself (monitoring/health/burnin_launch.py)
     profiler: Any = None  # profiler options (training/profiling/options.py); None: off
-    checkpoint_dir: str = ""  # below RUN_CHECKPOINT_DIR; empty: run-<id> there
+    checkpoint_dir: str = ""  # below RUN_CHECKPOINT_DIR; empty: run-<uuid> there
     # The researcher's own command (workload "command"), checked by training/launching/commands.py.
     command: list[str] | None = None  # an argument list, run without a shell
     shell_line: str = ""  # or a shell line, run as bash -lc LINE
@@ -324,10 +324,10 @@ def launch(plan: LaunchPlan, sweep=None, waits_for_gpu: bool = False) -> Run:
 
 
 def _stored(plan: LaunchPlan, **fields) -> Run:
-    """The run created with its checkpoint directory named (``run-<id>`` unless the plan names one)."""
-    run = Run.objects.create(**fields)
-    run.checkpoint_dir = plan.checkpoint_dir or checkpoint_dirs.default_name(run.pk)
-    Run.objects.filter(pk=run.pk).update(checkpoint_dir=run.checkpoint_dir)
+    """The run created with its checkpoint directory named (``run-<uuid>`` unless the plan names one)."""
+    run = Run(**fields)
+    run.checkpoint_dir = plan.checkpoint_dir or run.files_name
+    run.save(force_insert=True)
     return run
 
 

@@ -86,14 +86,14 @@ def run_account(owner) -> Account | None:
     return None
 
 
-def run_dir(run_id: int) -> Path:
-    """Where the run's own directory is on this node."""
-    return Path(settings.RUN_OUTPUT_DIR) / f"run-{run_id}"
+def run_dir(run) -> Path:
+    """Where the run's own directory is on this node: named after its UUID, so no other run ever had it."""
+    return Path(settings.RUN_OUTPUT_DIR) / run.files_name
 
 
-def output_dir(run_id: int, account: Account | None) -> Path:
+def output_dir(run, account: Account | None) -> Path:
     """The run's own writable directory on this node (FLEET_OUTPUT_DIR), owned by the account it runs as."""
-    path = run_dir(run_id)
+    path = run_dir(run)
     path.mkdir(parents=True, exist_ok=True)
     if account is not None:
         os.chown(path, account.uid, account.gid)

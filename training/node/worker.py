@@ -207,7 +207,7 @@ def prepare(run: Run, part: RunNode, addrs: list[str]) -> Prepared:
     if run.workload == COMMAND and (refused := kind.check_on_node(run.env_ref)):
         raise CommandRefused(refused)
     account = run_as.run_account(run.owner)  # AccountRefused: nothing has started
-    output_dir = run_as.output_dir(run.pk, account)
+    output_dir = run_as.output_dir(run, account)
     checkpoint_dir = checkpoint_dirs.prepare(run, account)
     cwd = working_dir(run, part, output_dir)
     extra = strategy_env(run, part, nodes, addrs)
@@ -277,7 +277,7 @@ def account_name(account: run_as.Account | None) -> str:
 def keep_artifacts(run: Run) -> None:
     """Collect what the processes left for download before the run's end is recorded; never fails the run."""
     try:
-        artifacts.collect(run.pk, run_as.run_dir(run.pk))
+        artifacts.collect(run, run_as.run_dir(run))
     except Exception:
         log.exception("run %s: could not collect its artifacts", run.pk)
 

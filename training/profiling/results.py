@@ -1,6 +1,6 @@
 """The node worker brings a profiled run's results home: each rank's summary and trace into the database.
 
-The files sit in the run's directory on the node (``RUN_OUTPUT_DIR/run-<id>/profile/rank-<rank>/``),
+The files sit in the run's directory on the node (``RUN_OUTPUT_DIR/run-<uuid>/profile/rank-<rank>/``),
 written by the run's own processes, so they are read as untrusted: no symbolic links followed, sizes
 bounded, the summary's rows checked field by field. The web server then serves them from the database,
 wherever the node is, and the node's copy of a stored rank is removed.
@@ -34,7 +34,7 @@ class Unreadable(Exception):
 
 
 def profile_dir(run: Run) -> Path:
-    return Path(settings.RUN_OUTPUT_DIR) / f"run-{run.pk}" / files.DIR
+    return Path(settings.RUN_OUTPUT_DIR) / run.files_name / files.DIR
 
 
 def collect(run: Run) -> list[str]:

@@ -1,7 +1,7 @@
 """A run's artifacts: the files its built-in workload leaves in the run's directory on the node, kept for download.
 
 The node worker collects them once the run's processes have exited (``collect``): each known file is
-moved from the run's directory (RUN_OUTPUT_DIR/run-<id>, on the node) to RUN_ARTIFACT_DIR/run-<id>/,
+moved from the run's directory (RUN_OUTPUT_DIR/run-<uuid>, on the node) to RUN_ARTIFACT_DIR/run-<uuid>/,
 which the web servers read; on a fleet of several machines it is a directory they share. Deleting a
 RunArtifact row (the run's deletion, or retention) deletes its file.
 """
@@ -16,7 +16,7 @@ from django.dispatch import receiver
 from django.http import FileResponse, Http404
 
 from training.choices import ArtifactKind
-from training.models import RunArtifact
+from training.models import Run, RunArtifact
 
 log = logging.getLogger(__name__)
 
@@ -28,14 +28,15 @@ def stored_path(artifact: RunArtifact) -> Path:
     return Path(settings.RUN_ARTIFACT_DIR) / artifact.path
 
 
-def collect(run_id: int, output_dir: Path) -> list[RunArtifact]:
+def collect(run: Run, output_dir: Path) -> list[RunArtifact]:
     """Keep the known files the run left in ``output_dir``; a file that cannot be kept is logged, not fatal."""
+    run_id = run.pk
     kept = []
     for name, kind in KNOWN.items():
         source = output_dir / name
         if not source.is_file() or source.is_symlink():
             continue  # a link could point at any file the node worker may read
-        relative = f"run-{run_id}/{name}"
+        relative = f"{run.files_name}/{name}"
         target = Path(settings.RUN_ARTIFACT_DIR) / relative
         try:
             target.parent.mkdir(parents=True, exist_ok=True)

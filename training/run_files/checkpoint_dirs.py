@@ -1,5 +1,8 @@
 """Where a run's checkpoints live (one directory per run under RUN_CHECKPOINT_DIR), their size, their deletion.
 
+A run's own directory is named after its UUID (Run.files_name), never its number, which a database made
+afresh gives again: a new run never finds, shows or resumes from checkpoints an earlier run left.
+
 The training process saves them (training/workloads/checkpoints.py) and reports each one with a
 ``checkpoint`` event, which training/node/stream.py records on the run. Nothing here reads a checkpoint.
 """
@@ -19,12 +22,9 @@ def root() -> Path:
     return Path(os.path.realpath(settings.RUN_CHECKPOINT_DIR))
 
 
-def default_name(run_id: int) -> str:
-    return f"run-{run_id}"
-
-
-def default_dir(run_id: int) -> Path:
-    return root() / default_name(run_id)
+def default_dir(run: Run) -> Path:
+    """Its directory when the researcher named none: run-<uuid>, never a name another run had."""
+    return root() / run.files_name
 
 
 def inside_root(path: str | Path) -> Path | None:
@@ -51,7 +51,7 @@ def check_dir(requested: str) -> tuple[str, str]:
 
 def run_dir(run: Run) -> Path:
     """The run's directory on this host (an absolute path stored by an earlier version is kept as it is)."""
-    return root() / run.checkpoint_dir if run.checkpoint_dir else default_dir(run.pk)
+    return root() / run.checkpoint_dir if run.checkpoint_dir else default_dir(run)
 
 
 def prepare(run: Run, account) -> Path:
@@ -81,8 +81,9 @@ def size_bytes(run: Run) -> int | None:
 
 
 def not_deleted(runs):
-    """Those of ``runs`` whose checkpoint directory retention has not deleted yet (a blank one is run-<id>)."""
-    return runs.exclude(checkpoint__has_key="deleted_at").only("pk", "checkpoint_dir", "checkpoint")
+    """Those of ``runs`` whose checkpoint directory retention has not deleted yet (a blank one is the default)."""
+    fields = ("pk", "uuid", "files_dir_name", "checkpoint_dir", "checkpoint")
+    return runs.exclude(checkpoint__has_key="deleted_at").only(*fields)
 
 
 def delete(run: Run, now) -> bool:

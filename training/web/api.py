@@ -107,7 +107,7 @@ class LaunchSerializer(serializers.Serializer):
         allow_blank=True,
         default="",
         max_length=1000,
-        help_text="Where its checkpoints go, inside RUN_CHECKPOINT_DIR (relative to it); default run-<id> there.",
+        help_text="Where its checkpoints go, inside RUN_CHECKPOINT_DIR (relative to it); default run-<uuid> there.",
     )
 
     command = as_sent(

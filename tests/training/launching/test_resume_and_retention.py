@@ -52,8 +52,8 @@ def test_the_owner_resumes_on_the_same_gpus_with_the_curve_up_to_the_checkpoint(
     assert body["resumed_from"] == ended_run.pk and body["status"] == RunStatus.QUEUED
     assert list(resumed.gpus.all()) == list(ended_run.gpus.all())
     assert list(resumed.metrics.values_list("step", flat=True)) == [45, 90]
-    assert resumed.checkpoint_dir == f"run-{resumed.pk}"  # relative: each host resolves it under its own root
-    assert checkpoint_dirs.run_dir(resumed) == checkpoint_dirs.default_dir(resumed.pk)
+    assert resumed.checkpoint_dir == f"run-{resumed.uuid}"  # relative: each host resolves it under its own root
+    assert checkpoint_dirs.run_dir(resumed) == checkpoint_dirs.default_dir(resumed)
 
 
 @pytest.mark.parametrize("who", ["teammate", "admin"])

@@ -163,7 +163,7 @@ def test_a_conflicting_or_bad_retention_stops_start_up_with_one_line(env, words)
 
 
 def test_a_run_stored_without_a_checkpoint_directory_has_its_default_one_deleted(runs, settings):
-    """Earlier versions left a pooled sweep's runs blank; the node still wrote to run-<id>, which must go too."""
+    """Earlier versions left a pooled sweep's runs blank; the node still wrote to the default, which must go too."""
     settings.RUN_FILES_RETENTION_DAYS = 7
     old, _, _ = runs
     Run.objects.filter(pk=old.pk).update(checkpoint_dir="")
@@ -173,4 +173,4 @@ def test_a_run_stored_without_a_checkpoint_directory_has_its_default_one_deleted
     deleted = delete_expired_run_files()
 
     assert deleted.checkpoints == [old.pk]
-    assert not checkpoint_dirs.default_dir(old.pk).exists() and files_of(old)["checkpoint"] is False
+    assert not checkpoint_dirs.default_dir(old).exists() and files_of(old)["checkpoint"] is False
