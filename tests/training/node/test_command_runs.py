@@ -150,7 +150,7 @@ def test_a_shell_line_runs_in_bash_in_the_runs_own_directory(cast, command_node)
     run = finished(run)
 
     assert run.status == RunStatus.SUCCEEDED, (run.error, log_of(run))
-    assert lines(run) == [f"run:{run.pk} dir:run-{run.pk} bash", "QUIET"]
+    assert lines(run) == [f"run:{run.pk} dir:run-{run.uuid} bash", "QUIET"]
     assert run.environment["command"] == ["bash", "-lc", line] and run.environment["env"]["kind"] == "fleet"
 
 

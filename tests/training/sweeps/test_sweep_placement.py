@@ -83,7 +83,7 @@ def test_a_run_waiting_for_a_gpu_has_its_checkpoint_directory_named_at_launch(ca
     sweep = sweep_of(cast["owner"], quiet_node, runs=2, gpu_model=gpu.model, gpu_count=1)
     runs = list(sweep.runs.order_by("pk"))
     assert [run.nodes.exists() for run in runs] == [False, False]  # both wait for a GPU
-    assert [run.checkpoint_dir for run in runs] == [f"run-{run.pk}" for run in runs]
+    assert [run.checkpoint_dir for run in runs] == [f"run-{run.uuid}" for run in runs]
 
 
 def test_named_gpus_are_used_when_free(client, cast, quiet_node, django_capture_on_commit_callbacks):
