@@ -6,12 +6,14 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
 
 from fleet.celery import node_queue
-from tests.support.processes import BASE_DIR, process_environment
+from tests.support.processes import BASE_DIR, process_environment, wait_for_other_sessions_to_end
 
 # Short intervals so that heartbeats, cancels and lost runs play out in seconds.
 FAST_RUN_SETTINGS = {
@@ -91,6 +93,22 @@ class NodeWorker:
         except ProcessLookupError:
             pass
         self.log.close()
+
+
+@contextmanager
+def running_node_worker(
+    name: str, django_db_blocker, tmp_path_factory, run_settings: dict | None = None
+) -> Iterator[NodeWorker]:
+    """A node worker for a module's tests, stopped after them once its database sessions have ended."""
+    hostname = unique_hostname(name)
+    with django_db_blocker.unblock():
+        worker = NodeWorker(hostname, tmp_path_factory.mktemp("worker") / f"{hostname}.log", run_settings=run_settings)
+    try:
+        yield worker
+    finally:
+        worker.stop()
+        with django_db_blocker.unblock():
+            wait_for_other_sessions_to_end()
 
 
 def run_processes(run) -> list[psutil.Process]:

@@ -5,8 +5,7 @@ import time
 import pytest
 
 from inventory.models import GPU, GPUModel, Node
-from tests.support.node_workers import NodeWorker, unique_hostname, wait_until_no_run_processes
-from tests.support.processes import wait_for_other_sessions_to_end
+from tests.support.node_workers import running_node_worker, unique_hostname, wait_until_no_run_processes
 from training.cancel import CancelRefused, request_cancel
 from training.choices import RunStatus
 from training.launching.launch import LaunchRequest, check_launch, launch
@@ -91,13 +90,8 @@ def end_every_run(timeout_s: float = 60.0) -> None:
 @pytest.fixture(scope="module")
 def node_worker(django_db_setup, django_db_blocker, tmp_path_factory):
     """One real node worker for the whole module (starting one costs seconds on two cores)."""
-    hostname = unique_hostname("node-a")
-    with django_db_blocker.unblock():
-        worker = NodeWorker(hostname, tmp_path_factory.mktemp("worker") / f"{hostname}.log")
-    yield worker
-    worker.stop()
-    with django_db_blocker.unblock():
-        wait_for_other_sessions_to_end()
+    with running_node_worker("node-a", django_db_blocker, tmp_path_factory) as worker:
+        yield worker
 
 
 @pytest.fixture

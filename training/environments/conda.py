@@ -16,10 +16,8 @@ class Conda(OnDisk):
     name = "conda"
     label = "conda env"
     marker = "conda-meta"
+    prefix_variable = "CONDA_PREFIX"  # set to the env's path, as its own activation does
     what = "a conda env"
-
-    def prefix_name(self) -> str:
-        return "CONDA_PREFIX"
 
     def packages(self, ref: str) -> dict:
         lines = []

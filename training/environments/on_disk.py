@@ -25,6 +25,7 @@ class OnDisk(Environment):
     needs_ref = True
     marker: str  # pyvenv.cfg, conda-meta
     what: str  # "a venv", "a conda env"
+    prefix_variable: str  # names the active environment: VIRTUAL_ENV, CONDA_PREFIX
 
     def check(self, ref: str) -> str | None:
         roots = allowed_roots()
@@ -57,13 +58,9 @@ class OnDisk(Environment):
     def python(self, ref: str) -> str:
         return os.path.join(ref, "bin", "python")
 
-    def prefix_name(self) -> str:
-        """The variable that names the active environment (VIRTUAL_ENV, CONDA_PREFIX)."""
-        raise NotImplementedError
-
     def variables(self, ref: str, env: Mapping[str, str]) -> dict[str, str]:
         path = os.pathsep.join(filter(None, [os.path.join(ref, "bin"), env.get("PATH", "")]))
-        return {"PATH": path, self.prefix_name(): ref}
+        return {"PATH": path, self.prefix_variable: ref}
 
     def record(self, ref: str) -> dict:
         python = self.python(ref)

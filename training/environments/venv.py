@@ -18,10 +18,8 @@ class Venv(OnDisk):
     name = "venv"
     label = "Python venv"
     marker = "pyvenv.cfg"
+    prefix_variable = "VIRTUAL_ENV"  # set to the env's path, as its own activation does
     what = "a venv"
-
-    def prefix_name(self) -> str:
-        return "VIRTUAL_ENV"
 
     def packages(self, ref: str) -> dict:
         paths = [str(path) for path in sorted(Path(ref).glob("lib/python*/site-packages"))]

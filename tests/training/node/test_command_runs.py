@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from tests.support.node_workers import FAST_RUN_SETTINGS, NodeWorker, run_processes, unique_hostname
-from tests.support.processes import BASE_DIR, wait_for_other_sessions_to_end
+from tests.support.node_workers import FAST_RUN_SETTINGS, run_processes, running_node_worker
+from tests.support.processes import BASE_DIR
 from tests.training.conftest import add_node, end_every_run, gpus_of, log_of, wait_for
 from training.choices import RunStatus
 from training.launching.launch import LaunchRequest, check_launch, launch
@@ -59,14 +59,9 @@ def env_root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def command_worker(django_db_setup, django_db_blocker, tmp_path_factory, env_root):
-    hostname = unique_hostname("node-cmd")
     settings = {**FAST_RUN_SETTINGS, "RUN_ENV_DIRS": str(env_root)}
-    with django_db_blocker.unblock():
-        worker = NodeWorker(hostname, tmp_path_factory.mktemp("worker") / f"{hostname}.log", run_settings=settings)
-    yield worker
-    worker.stop()
-    with django_db_blocker.unblock():
-        wait_for_other_sessions_to_end()
+    with running_node_worker("node-cmd", django_db_blocker, tmp_path_factory, settings) as worker:
+        yield worker
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ from django.db import connection
 
 from monitoring.agent.localruns import LocalRuns
 from tests.support.containers import IMAGE, container_names, podman_for_tests
-from tests.support.node_workers import FAST_RUN_SETTINGS, NodeWorker, unique_hostname, wait_until_no_run_processes
-from tests.support.processes import wait_for_other_sessions_to_end
+from tests.support.node_workers import FAST_RUN_SETTINGS, running_node_worker, wait_until_no_run_processes
 from tests.training.conftest import add_node, end_every_run, gpus_of, log_of, wait_for, wait_until
 from training.cancel import request_cancel
 from training.choices import RunStatus
@@ -34,14 +33,9 @@ def podman(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def container_worker(django_db_setup, django_db_blocker, tmp_path_factory, podman):
-    hostname = unique_hostname("node-ctr")
     settings = {**FAST_RUN_SETTINGS, **CONTAINER_SETTINGS, **podman.env}
-    with django_db_blocker.unblock():
-        worker = NodeWorker(hostname, tmp_path_factory.mktemp("worker") / f"{hostname}.log", run_settings=settings)
-    yield worker
-    worker.stop()
-    with django_db_blocker.unblock():
-        wait_for_other_sessions_to_end()
+    with running_node_worker("node-ctr", django_db_blocker, tmp_path_factory, settings) as worker:
+        yield worker
 
 
 @pytest.fixture
